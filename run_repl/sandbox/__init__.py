@@ -1,0 +1,53 @@
+"""The engine: runs a snippet in a fresh QuickJS worker whose only doors are host functions.
+
+A library on its own: it imports no UI toolkit and no store.
+"""
+
+from .approval import requires_approval
+from .context import HostFunctionContext, Resume, get_host_function_context
+from .errors import ErrorCode
+from .limits import Limits
+from .result import CallRecord, Interruption, LogLine, RunErrorInfo, RunResult, ValueWindow
+from .runner import Runner, create_runner, run, run_sync
+from .session import ApprovalDenied, HostError
+from .values import (
+    UNDEFINED,
+    JSArrayBuffer,
+    JSBigInt,
+    JSDate,
+    JSError,
+    JSMap,
+    JSRegExp,
+    JSSet,
+    JSTypedArray,
+)
+
+__all__ = [
+    "UNDEFINED",
+    "ApprovalDenied",
+    "CallRecord",
+    "ErrorCode",
+    "HostError",
+    "HostFunctionContext",
+    "Interruption",
+    "JSArrayBuffer",
+    "JSBigInt",
+    "JSDate",
+    "JSError",
+    "JSMap",
+    "JSRegExp",
+    "JSSet",
+    "JSTypedArray",
+    "Limits",
+    "LogLine",
+    "Resume",
+    "RunErrorInfo",
+    "RunResult",
+    "Runner",
+    "ValueWindow",
+    "create_runner",
+    "get_host_function_context",
+    "requires_approval",
+    "run",
+    "run_sync",
+]

@@ -1,0 +1,56 @@
+"""Approval: a person says yes or no before a sensitive host function runs.
+
+Sugar over interrupts (seed 002's modes): `@requires_approval` marks a
+function, or a runner's policy map says `ask`, `deny` or `allow` per path
+(glob patterns allowed). `ask` interrupts the run with
+`{kind: "approval", message, path, args}`; a `true` resolution runs the
+function, anything else makes the guest's await throw RUN_APPROVAL_DENIED.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass
+from typing import Any, TypeVar, overload
+
+F = TypeVar("F", bound=Callable[..., Any])
+
+MODES = ("ask", "deny", "allow")
+
+
+@dataclass(frozen=True)
+class ApprovalSpec:
+    # A fixed text, or a function of the call's arguments that writes one.
+    message: str | Callable[..., str] | None = None
+
+
+@overload
+def requires_approval(fn: F) -> F: ...
+@overload
+def requires_approval(*, message: str | Callable[..., str] | None = None) -> Callable[[F], F]: ...
+
+
+def requires_approval(fn: Any = None, *, message: Any = None) -> Any:
+    """Mark a host function as needing a person's approval before it runs.
+
+    @requires_approval(message=lambda draft_id: f"Publish draft {draft_id}?")
+    async def publish(draft_id: str) -> dict: ...
+    """
+
+    def mark(f: F) -> F:
+        try:
+            f.__run_repl_approval__ = ApprovalSpec(message)  # type: ignore[attr-defined]
+        except AttributeError:
+            raise TypeError(f"requires_approval cannot mark {f!r}: wrap it in a function") from None
+        return f
+
+    if fn is not None:
+        return mark(fn)
+    return mark
+
+
+def check_policy(approvals: dict[str, str]) -> dict[str, str]:
+    for pattern, mode in approvals.items():
+        if mode not in MODES:
+            raise ValueError(f"approvals[{pattern!r}] is {mode!r}: use 'ask', 'deny' or 'allow'.")
+    return approvals

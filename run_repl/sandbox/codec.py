@@ -1,0 +1,491 @@
+"""The wire codec for values crossing between the guest and host functions.
+
+One JSON text per transfer (never node by node). Plain JSON travels as
+itself; other values are objects tagged with the key "\\u0000". The first
+character says how much decoding is needed:
+
+    J  plain JSON         (json.loads, nothing more)
+    T  tagged values      (json.loads with an object hook)
+    R  tagged, with shared references or cycles (a full walk)
+
+The guest side of this codec is `encodeWire`/`decodeWire` in guest/prelude.js.
+"""
+
+from __future__ import annotations
+
+import base64
+import dataclasses
+import datetime as dt
+import enum
+import json
+import math
+import re
+import uuid
+from collections.abc import Mapping
+from decimal import Decimal
+from typing import Any
+
+from .values import (
+    UNDEFINED,
+    JSArrayBuffer,
+    JSBigInt,
+    JSDate,
+    JSError,
+    JSMap,
+    JSRegExp,
+    JSSet,
+    JSTypedArray,
+    _Undefined,
+    python_set_or_jsset,
+)
+
+TAG = "\x00"
+MAX_SAFE = 2**53 - 1
+MAX_DEPTH = 1000
+_EPOCH = dt.datetime(1970, 1, 1, tzinfo=dt.UTC)
+_MIN_DATE_MS = (dt.datetime(1, 1, 1, tzinfo=dt.UTC) - _EPOCH) // dt.timedelta(milliseconds=1)
+_MAX_DATE_MS = (
+    dt.datetime(9999, 12, 31, 23, 59, 59, 999000, tzinfo=dt.UTC) - _EPOCH
+) // dt.timedelta(milliseconds=1)
+
+
+class CodecError(ValueError):
+    """A value that cannot cross the boundary; `path` names the offending part."""
+
+    def __init__(self, what: str, path: str) -> None:
+        super().__init__(f"{what} at {path} cannot cross the sandbox boundary")
+        self.what = what
+        self.path = path
+
+
+# ------------------------------------------------------------------ decoding
+
+
+def _date_from_ms(ms: float | None) -> dt.datetime | JSDate:
+    if ms is None:
+        return JSDate(math.nan)
+    if _MIN_DATE_MS <= ms <= _MAX_DATE_MS and float(ms).is_integer():
+        return _EPOCH + dt.timedelta(milliseconds=ms)
+    return JSDate(float(ms))
+
+
+def _number(text: str) -> float:
+    return -0.0 if text == "-0" else float(text)
+
+
+def _typed(kind: str, data: str) -> Any:
+    raw = base64.b64decode(data)
+    if kind == "Uint8Array":
+        return raw
+    return JSTypedArray(kind, raw)
+
+
+def _error(d: dict[str, Any], cause: Any) -> JSError:
+    return JSError(
+        name=d.get("name", "Error"), message=d.get("message", ""), cause=cause, stack=d.get("stack")
+    )
+
+
+def _from_tag(d: dict[str, Any]) -> Any:
+    """Turn one tagged object, whose contents are already decoded, into its value."""
+    t = d[TAG]
+    if t == "u":
+        return UNDEFINED
+    if t == "n":
+        return _number(d["v"])
+    if t == "b":
+        return JSBigInt(int(d["v"]))
+    if t == "d":
+        return _date_from_ms(d["v"])
+    if t == "r":
+        return JSRegExp(d["s"], d["f"])
+    if t == "m":
+        return JSMap((k, v) for k, v in d["v"])
+    if t == "s":
+        return python_set_or_jsset(list(d["v"]))
+    if t == "a":
+        return JSArrayBuffer(base64.b64decode(d["v"]))
+    if t == "t":
+        return _typed(d["k"], d["v"])
+    if t == "e":
+        return _error(d, d["cause"] if "cause" in d else UNDEFINED)
+    if t == "o":
+        return {k: v for k, v in d["v"]}
+    raise ValueError(f"unknown wire tag {t!r}")
+
+
+def _hook(d: dict[str, Any]) -> Any:
+    return _from_tag(d) if TAG in d else d
+
+
+class _RefDecoder:
+    """Decodes a payload with shared references: containers are made before
+    their contents, so a cycle can point back at them."""
+
+    def __init__(self) -> None:
+        self.defs: dict[int, Any] = {}
+
+    def walk(self, x: Any, def_id: int | None = None) -> Any:
+        if isinstance(x, list):
+            if def_id is not None:
+                self.defs[def_id] = x
+            for i, item in enumerate(x):
+                x[i] = self.walk(item)
+            return x
+        if not isinstance(x, dict):
+            return x
+        t = x.get(TAG)
+        if t is None:
+            if def_id is not None:
+                self.defs[def_id] = x
+            for k, v in x.items():
+                x[k] = self.walk(v)
+            return x
+        if t == "#":
+            return self.walk(x["v"], x["i"])
+        if t == "@":
+            return self.defs[x["i"]]
+        if t == "m":
+            m = JSMap()
+            if def_id is not None:
+                self.defs[def_id] = m
+            for k, v in x["v"]:
+                m[self.walk(k)] = self.walk(v)
+            return m
+        if t == "s":
+            # A set cannot contain itself in Python; the members come first.
+            members = JSSet([])
+            if def_id is not None:
+                self.defs[def_id] = members
+            members.members.extend(self.walk(v) for v in x["v"])
+            return members
+        if t == "e":
+            err = JSError(
+                name=x.get("name", "Error"), message=x.get("message", ""), stack=x.get("stack")
+            )
+            if def_id is not None:
+                self.defs[def_id] = err
+            if "cause" in x:
+                err.cause = self.walk(x["cause"])
+            return err
+        if t == "o":
+            o: dict[str, Any] = {}
+            if def_id is not None:
+                self.defs[def_id] = o
+            for k, v in x["v"]:
+                o[k] = self.walk(v)
+            return o
+        value = _from_tag(x)
+        if def_id is not None:
+            self.defs[def_id] = value
+        return value
+
+
+def decode(wire: str) -> Any:
+    """Decode a wire text made by the guest (or by `encode`)."""
+    mode, body = wire[:1], wire[1:]
+    if mode == "J":
+        return json.loads(body)
+    if mode == "T":
+        return json.loads(body, object_hook=_hook)
+    if mode == "R":
+        return _RefDecoder().walk(json.loads(body))
+    raise ValueError(f"not a wire text (starts with {mode!r})")
+
+
+# ------------------------------------------------------------------ encoding
+
+
+def _date_ms(value: dt.datetime | dt.date) -> float:
+    if isinstance(value, dt.datetime):
+        aware = value if value.tzinfo is not None else value.replace(tzinfo=dt.UTC)
+        delta = aware - _EPOCH
+    else:
+        delta = dt.datetime(value.year, value.month, value.day, tzinfo=dt.UTC) - _EPOCH
+    # Whole milliseconds, as a JavaScript Date holds them.
+    return delta // dt.timedelta(milliseconds=1)
+
+
+def _regexp_flags(pattern: re.Pattern[Any]) -> str:
+    flags = ""
+    if pattern.flags & re.IGNORECASE:
+        flags += "i"
+    if pattern.flags & re.MULTILINE:
+        flags += "m"
+    if pattern.flags & re.DOTALL:
+        flags += "s"
+    return flags
+
+
+class _Encoder:
+    def __init__(self) -> None:
+        self.tagged = False
+        self.refs = False
+        self.seen: dict[int, list[Any]] = {}  # id -> [out, holder, key, def id]
+        self.keep: list[Any] = []  # keeps ids stable while we encode
+        self.next_id = 0
+        self.path: list[str | int] = []
+
+    def where(self) -> str:
+        out = "$"
+        for p in self.path:
+            out += f"[{p}]" if isinstance(p, int) else (f".{p}" if p.isidentifier() else f"[{p!r}]")
+        return out
+
+    def tag(self, t: str, **fields: Any) -> dict[str, Any]:
+        self.tagged = True
+        return {TAG: t, **fields}
+
+    def container(self, value: Any, holder: Any, key: Any) -> dict[str, Any] | None:
+        """A reference to an already seen container, or None (and it is now seen)."""
+        prior = self.seen.get(id(value))
+        if prior is not None:
+            self.refs = self.tagged = True
+            if prior[3] is None:
+                prior[3] = self.next_id
+                self.next_id += 1
+                prior[1][prior[2]] = {TAG: "#", "i": prior[3], "v": prior[0]}
+            return {TAG: "@", "i": prior[3]}
+        if len(self.path) > MAX_DEPTH:
+            raise CodecError(f"a value nested deeper than {MAX_DEPTH} levels", self.where())
+        self.seen[id(value)] = [None, holder, key, None]
+        self.keep.append(value)
+        return None
+
+    def set_out(self, value: Any, out: Any) -> None:
+        self.seen[id(value)][0] = out
+
+    def enc(self, v: Any, holder: Any, key: Any) -> Any:
+        t = type(v)
+        if t is str or v is None or t is bool:
+            return v
+        if t is int:
+            return v if -MAX_SAFE <= v <= MAX_SAFE else self.tag("b", v=str(v))
+        if t is float:
+            if math.isfinite(v):
+                return v
+            return self.tag(
+                "n", v="NaN" if math.isnan(v) else ("Infinity" if v > 0 else "-Infinity")
+            )
+        if t is list or t is tuple or t is dict:
+            ref = self.container(v, holder, key)
+            if ref is not None:
+                return ref
+            return self.enc_dict(v) if t is dict else self.enc_list(v)
+        return self.enc_other(v, holder, key)
+
+    def enc_list(self, v: list[Any] | tuple[Any, ...]) -> list[Any]:
+        out: list[Any] = []
+        self.set_out(v, out)
+        for i, item in enumerate(v):
+            self.path.append(i)
+            out.append(None)
+            out[i] = self.enc(item, out, i)
+            self.path.pop()
+        return out
+
+    def enc_dict(self, v: Mapping[Any, Any]) -> Any:
+        out: dict[str, Any] = {}
+        self.set_out(v, out)
+        for k, item in v.items():
+            if type(k) is not str:
+                if isinstance(k, bool) or k is None or not isinstance(k, int | float | str):
+                    raise CodecError(f"a dict key of type {type(k).__name__}", self.where())
+                k = str(k) if not isinstance(k, str) else k
+            self.path.append(k)
+            out[k] = None
+            out[k] = self.enc(item, out, k)
+            self.path.pop()
+        if TAG in out:
+            wrapped = self.tag("o", v=[[k, x] for k, x in out.items()])
+            self.set_out(v, wrapped)
+            return wrapped
+        return out
+
+    def enc_other(self, v: Any, holder: Any, key: Any) -> Any:
+        if isinstance(v, _Undefined):
+            return self.tag("u")
+        if isinstance(v, bool):
+            return bool(v)
+        if isinstance(v, JSBigInt):
+            return self.tag("b", v=str(int(v)))
+        if isinstance(v, enum.Enum):
+            return self.enc(v.value, holder, key)
+        if isinstance(v, int):
+            return self.enc(int(v), holder, key)
+        if isinstance(v, float):
+            if v == 0 and math.copysign(1, v) < 0:
+                return -0.0
+            return self.enc(float(v), holder, key)
+        if isinstance(v, str):
+            return str(v)
+        if isinstance(v, dt.datetime | dt.date):
+            return self.tag("d", v=_date_ms(v))
+        if isinstance(v, JSDate):
+            return self.tag("d", v=None if math.isnan(v.ms) else v.ms)
+        if isinstance(v, JSArrayBuffer):
+            return self.tag("a", v=base64.b64encode(v).decode("ascii"))
+        if isinstance(v, bytes | bytearray | memoryview):
+            return self.tag("t", k="Uint8Array", v=base64.b64encode(bytes(v)).decode("ascii"))
+        if isinstance(v, JSTypedArray):
+            return self.tag("t", k=v.kind, v=base64.b64encode(v.data).decode("ascii"))
+        if isinstance(v, JSRegExp):
+            return self.tag("r", s=v.source, f=v.flags)
+        if isinstance(v, re.Pattern):
+            source = v.pattern if isinstance(v.pattern, str) else v.pattern.decode("latin-1")
+            return self.tag("r", s=source, f=_regexp_flags(v))
+        if isinstance(v, Decimal):
+            return self.enc(float(v), holder, key)
+        if isinstance(v, uuid.UUID):
+            return str(v)
+        if isinstance(v, JSMap):
+            ref = self.container(v, holder, key)
+            if ref is not None:
+                return ref
+            pairs: list[Any] = []
+            out = self.tag("m", v=pairs)
+            self.set_out(v, out)
+            for i, (k, item) in enumerate(v.pairs()):
+                pair: list[Any] = [None, None]
+                self.path.append(f"<map key {i}>")
+                pair[0] = self.enc(k, pair, 0)
+                self.path[-1] = f"<map value {i}>"
+                pair[1] = self.enc(item, pair, 1)
+                self.path.pop()
+                pairs.append(pair)
+            return out
+        if isinstance(v, set | frozenset | JSSet):
+            ref = self.container(v, holder, key)
+            if ref is not None:
+                return ref
+            members: list[Any] = []
+            out = self.tag("s", v=members)
+            self.set_out(v, out)
+            for i, item in enumerate(v):
+                self.path.append(f"<set member {i}>")
+                members.append(None)
+                members[i] = self.enc(item, members, i)
+                self.path.pop()
+            return out
+        if isinstance(v, JSError | BaseException):
+            ref = self.container(v, holder, key)
+            if ref is not None:
+                return ref
+            if isinstance(v, JSError):
+                out = self.tag("e", name=v.name, message=v.message)
+                if v.stack is not None:
+                    out["stack"] = v.stack
+                cause = v.cause
+            else:
+                out = self.tag("e", name=type(v).__name__, message=str(v))
+                cause = v.__cause__ if v.__cause__ is not None else UNDEFINED
+            self.set_out(v, out)
+            if cause is not UNDEFINED:
+                self.path.append("cause")
+                out["cause"] = self.enc(cause, out, "cause")
+                self.path.pop()
+            return out
+        if isinstance(v, Mapping):
+            ref = self.container(v, holder, key)
+            if ref is not None:
+                return ref
+            return self.enc_dict(v)
+        if isinstance(v, list | tuple):
+            ref = self.container(v, holder, key)
+            if ref is not None:
+                return ref
+            return self.enc_list(v)
+        if dataclasses.is_dataclass(v) and not isinstance(v, type):
+            return self.enc(
+                {f.name: getattr(v, f.name) for f in dataclasses.fields(v)}, holder, key
+            )
+        dump = getattr(v, "model_dump", None)
+        if callable(dump) and not isinstance(v, type):
+            return self.enc(dump(mode="python"), holder, key)
+        raise CodecError(f"a {type(v).__name__}", self.where())
+
+
+def encode(value: Any) -> str:
+    """Encode a Python value as a wire text for the guest.
+
+    Raises CodecError, naming the path, for what JavaScript cannot hold."""
+    enc = _Encoder()
+    top: list[Any] = [None]
+    top[0] = enc.enc(value, top, 0)
+    mode = "R" if enc.refs else ("T" if enc.tagged else "J")
+    # ASCII keeps lone surrogates and NULs safe on their way into QuickJS.
+    return mode + json.dumps(top[0], separators=(",", ":"), allow_nan=False)
+
+
+def preview(value: Any, limit: int = 160) -> str:
+    """A one-line rendering of a value for audit trails, cut to `limit` characters."""
+    text = _preview(value, 0)
+    return text if len(text) <= limit else text[: limit - 1] + "…"
+
+
+def _preview(v: Any, depth: int) -> str:
+    if v is None:
+        return "null"
+    if v is UNDEFINED:
+        return "undefined"
+    if isinstance(v, bool):
+        return "true" if v else "false"
+    if isinstance(v, JSBigInt):
+        return f"{int(v)}n"
+    if isinstance(v, int | float):
+        if isinstance(v, float) and v.is_integer() and math.isfinite(v):
+            return str(int(v)) if v != 0 or math.copysign(1, v) > 0 else "-0"
+        return (
+            repr(v)
+            if math.isfinite(v)
+            else ("NaN" if math.isnan(v) else ("Infinity" if v > 0 else "-Infinity"))
+        )
+    if isinstance(v, str):
+        return json.dumps(v, ensure_ascii=False)
+    if depth > 3:
+        return "…"
+    if isinstance(v, list | tuple):
+        return (
+            "["
+            + ", ".join(_preview(x, depth + 1) for x in v[:20])
+            + (", …" if len(v) > 20 else "")
+            + "]"
+        )
+    if isinstance(v, dict):
+        items = list(v.items())
+        body = ", ".join(f"{k}: {_preview(x, depth + 1)}" for k, x in items[:20])
+        return "{" + body + (", …" if len(items) > 20 else "") + "}"
+    if isinstance(v, dt.datetime):
+        return v.isoformat().replace("+00:00", "Z")
+    if isinstance(v, bytes):
+        return f"Uint8Array({len(v)})"
+    if isinstance(v, JSMap):
+        return (
+            "Map("
+            + str(len(v))
+            + ") {"
+            + ", ".join(
+                f"{_preview(k, depth + 1)} => {_preview(x, depth + 1)}" for k, x in v.pairs()[:10]
+            )
+            + "}"
+        )
+    if isinstance(v, set | frozenset | JSSet):
+        return (
+            "Set("
+            + str(len(v))
+            + ") {"
+            + ", ".join(_preview(x, depth + 1) for x in list(v)[:10])
+            + "}"
+        )
+    if isinstance(v, JSRegExp):
+        return str(v)
+    if isinstance(v, JSError):
+        return str(v)
+    return repr(v)
+
+
+def args_preview(args: list[Any], limit: int = 160) -> str:
+    """How a call's arguments read in the audit trail: `("cus_1", {limit: 10})`."""
+    inner = ", ".join(_preview(a, 0) for a in args)
+    text = f"({inner})"
+    return text if len(text) <= limit else text[: limit - 2] + "…)"

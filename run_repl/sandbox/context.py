@@ -1,0 +1,116 @@
+"""What a host function knows about the call it is serving.
+
+`get_host_function_context()` works inside a host function, sync or async,
+and in work it awaits; anywhere else it raises. `interrupt(payload)` ends the
+run as `interrupted`; when the run resumes, the same call is made again with
+`resume` set.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextvars
+import threading
+from dataclasses import dataclass, field
+from typing import Any
+
+from . import codec
+
+
+class Interrupt(BaseException):
+    """Raised by `HostFunctionContext.interrupt`. A BaseException, so a host
+    function's own `except Exception` does not swallow it."""
+
+    def __init__(self, payload: Any) -> None:
+        super().__init__("run interrupted")
+        self.payload = payload
+
+
+class CancelledFlag:
+    """Set when the run is cancelled or times out. Usable from threads and
+    from asyncio: `is_set()`, `wait_sync(timeout)`, `await wait()`."""
+
+    def __init__(self) -> None:
+        self._event = threading.Event()
+        self._waiters: list[tuple[asyncio.AbstractEventLoop, asyncio.Future[None]]] = []
+        self._lock = threading.Lock()
+
+    def is_set(self) -> bool:
+        return self._event.is_set()
+
+    def __bool__(self) -> bool:
+        return self._event.is_set()
+
+    def set(self) -> None:
+        with self._lock:
+            self._event.set()
+            waiters, self._waiters = self._waiters, []
+        for loop, fut in waiters:
+            loop.call_soon_threadsafe(lambda f=fut: f.done() or f.set_result(None))
+
+    def wait_sync(self, timeout: float | None = None) -> bool:
+        return self._event.wait(timeout)
+
+    async def wait(self) -> None:
+        loop = asyncio.get_running_loop()
+        fut: asyncio.Future[None] = loop.create_future()
+        with self._lock:
+            if self._event.is_set():
+                return
+            self._waiters.append((loop, fut))
+        await fut
+
+
+@dataclass(frozen=True)
+class Resume:
+    """How an interrupted call is answered when the run resumes."""
+
+    interruption_id: str
+    payload: Any
+    resolution: Any
+
+
+@dataclass
+class HostFunctionContext:
+    path: str
+    logical_run_id: str
+    request_index: int
+    args: list[Any]
+    cancelled: CancelledFlag
+    resume: Resume | None = None
+    approval_wait_ms: float | None = None
+    _interrupted: bool = field(default=False, repr=False)
+
+    def interrupt(self, payload: Any = None) -> None:
+        """End the run as `interrupted`, with `payload` for whoever decides.
+
+        Never returns. The payload must be data that can cross the boundary."""
+        try:
+            codec.encode(payload)
+        except codec.CodecError as exc:
+            raise TypeError(f"interrupt payload is not data: {exc}") from None
+        self._interrupted = True
+        raise Interrupt(payload)
+
+
+_current: contextvars.ContextVar[HostFunctionContext | None] = contextvars.ContextVar(
+    "run_repl_host_function_context", default=None
+)
+
+
+def get_host_function_context() -> HostFunctionContext:
+    """The context of the host call being served. Raises outside a host call."""
+    ctx = _current.get()
+    if ctx is None:
+        raise RuntimeError(
+            "get_host_function_context() was called outside a host function call: call it "
+            "from inside a function the sandbox is running."
+        )
+    return ctx
+
+
+def bind(ctx: HostFunctionContext) -> contextvars.Context:
+    """A copy of the current context where `get_host_function_context()` is `ctx`."""
+    copied = contextvars.copy_context()
+    copied.run(_current.set, ctx)
+    return copied

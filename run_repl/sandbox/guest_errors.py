@@ -1,0 +1,139 @@
+"""Errors as the guest reports them, turned into what the user reads: the
+code, a message, and the line and column in the user's own text."""
+
+from __future__ import annotations
+
+import re
+from typing import Any
+
+from .errors import GUEST_VISIBLE_CODES, ErrorCode, next_actions
+from .frames import PRELUDE_LINE_BASE
+from .result import NextAction, RunErrorInfo
+from .source import WRAPPER_FUNCTION_NAME, PreparedSource
+
+_FRAME = re.compile(r"^\s*at (?:(?P<name>.*?) \()?<input>:(?P<line>\d+):(?P<col>\d+)\)?\s*$")
+_SYNTAX_POS = re.compile(r"<input>:(\d+):(\d+)")
+SNIPPET_NAME = "snippet"
+
+
+def user_frames(stack: str | None, prepared: PreparedSource | None) -> list[tuple[str, int, int]]:
+    """The snippet's own frames, outermost last: (function name, line, column)."""
+    if not stack or prepared is None:
+        return []
+    out: list[tuple[str, int, int]] = []
+    for raw in stack.splitlines():
+        m = _FRAME.match(raw)
+        if not m:
+            continue
+        line = int(m["line"])
+        if line >= PRELUDE_LINE_BASE:
+            continue
+        name = m["name"] or ""
+        if name == WRAPPER_FUNCTION_NAME:
+            name = "<snippet>"
+        user_line, user_col = prepared.to_user_position(line, int(m["col"]))
+        out.append((name or "<anonymous>", user_line, user_col))
+    return out
+
+
+def format_stack(frames: list[tuple[str, int, int]], header: str) -> str:
+    lines = [header]
+    for name, line, col in frames:
+        lines.append(f"    at {name} ({SNIPPET_NAME}:{line}:{col})")
+    return "\n".join(lines)
+
+
+def map_error(
+    err: dict[str, Any],
+    prepared: PreparedSource | None,
+    *,
+    heap_bytes: int | None = None,
+    memory_bytes: int | None = None,
+) -> RunErrorInfo:
+    code = str(err.get("code") or ErrorCode.RUN_EXCEPTION)
+    if code not in ErrorCode.__members__:
+        code = ErrorCode.RUN_EXCEPTION
+    name = err.get("name") or None
+    message = str(err.get("message") or "")
+    line = column = None
+    stack_text: str | None = None
+
+    if code == ErrorCode.RUN_SYNTAX_ERROR:
+        first, *_ = message.split("\n", 1)
+        pos = _SYNTAX_POS.search(message)
+        if pos and prepared is not None:
+            line, column = prepared.to_user_position(int(pos[1]), int(pos[2]))
+        name = "SyntaxError"
+        detail = first.split(": ", 1)[1] if first.startswith("SyntaxError: ") else first
+        message = f"SyntaxError: {detail}" + (f" (line {line}, column {column})" if line else "")
+    else:
+        if (
+            err.get("thrown_null")
+            and heap_bytes
+            and memory_bytes
+            and heap_bytes >= memory_bytes * 0.85
+        ):
+            # Out of memory can surface as a thrown null.
+            code = ErrorCode.RUN_MEMORY_EXCEEDED
+        frames = user_frames(err.get("stack"), prepared)
+        site_frames = user_frames(err.get("site"), prepared)
+        if code == ErrorCode.RUN_EXCEPTION or code not in GUEST_VISIBLE_CODES:
+            where = frames
+        else:
+            # Our own errors point at the snippet's call that caused them.
+            where = site_frames or frames
+        if where:
+            line, column = where[0][1], where[0][2]
+        if code == ErrorCode.RUN_EXCEPTION:
+            if err.get("is_error", True) is False:
+                message = f"The snippet threw a non-Error value: {message}"
+                name = None
+            else:
+                message = f"{name}: {message}" if name and message else (name or message or "Error")
+        if where:
+            stack_text = format_stack(where, message)
+        if code == ErrorCode.RUN_MEMORY_EXCEEDED and not message.startswith("The sandbox"):
+            limit = f" of {memory_bytes // (1 << 20)} MiB" if memory_bytes else ""
+            message = f"The sandbox ran out of memory (memory_bytes{limit})."
+    details = {
+        "line": line,
+        "column": column,
+        "path": err.get("path"),
+        "did_you_mean": err.get("did_you_mean"),
+        "hint": err.get("hint"),
+        "timeout_ms": err.get("timeout_ms"),
+    }
+    return RunErrorInfo(
+        code=code,
+        message=message,
+        name=name,
+        line=line,
+        column=column,
+        stack=stack_text,
+        path=err.get("path")
+        if code
+        in (
+            ErrorCode.RUN_UNKNOWN_MEMBER,
+            ErrorCode.RUN_VALUE_NOT_SERIALIZABLE,
+            ErrorCode.RUN_ARGUMENT_NOT_CLONEABLE,
+            ErrorCode.RUN_HOST_FUNCTION_ERROR,
+            ErrorCode.RUN_DETACHED_CALL,
+            ErrorCode.RUN_APPROVAL_DENIED,
+            ErrorCode.RUN_REPLAY_MISMATCH,
+        )
+        else None,
+        did_you_mean=err.get("did_you_mean") if code == ErrorCode.RUN_UNKNOWN_MEMBER else None,
+        next_actions=[NextAction(**a) for a in next_actions(ErrorCode(code), **details)],
+    )
+
+
+def plain_error(code: ErrorCode, message: str, **details: Any) -> RunErrorInfo:
+    """An error the parent finds itself (before or around the guest)."""
+    return RunErrorInfo(
+        code=code,
+        message=message,
+        line=details.get("line"),
+        column=details.get("column"),
+        path=details.get("path"),
+        next_actions=[NextAction(**a) for a in next_actions(code, **details)],
+    )

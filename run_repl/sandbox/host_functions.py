@@ -1,0 +1,206 @@
+"""Host functions: the only doors of the sandbox.
+
+An application passes nested dicts of Python callables (or objects and
+modules whose public callables become a namespace). They are flattened once
+into a manifest of dotted paths, which the guest mirrors as frozen namespaces
+and which the parent checks every call against.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import inspect
+import json
+import re
+import types
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass, field
+from typing import Any
+
+IDENTIFIER = re.compile(r"^[A-Za-z_$][A-Za-z0-9_$]*$")
+
+# Globals a host namespace may not replace: the guest's own builtins.
+RESERVED_GLOBALS = frozenset(
+    """
+    Object Function Array Number parseFloat parseInt Infinity NaN undefined Boolean String
+    Symbol Date Promise RegExp Error AggregateError EvalError RangeError ReferenceError
+    SyntaxError TypeError URIError SuppressedError globalThis JSON Math Intl ArrayBuffer
+    Atomics Uint8Array Int8Array Uint16Array Int16Array Uint32Array Int32Array Float16Array
+    Float32Array Float64Array Uint8ClampedArray BigUint64Array BigInt64Array DataView Map
+    BigInt Set WeakMap WeakSet Proxy Reflect FinalizationRegistry WeakRef decodeURI
+    decodeURIComponent encodeURI encodeURIComponent escape unescape eval isFinite isNaN
+    console URL URLSearchParams TextEncoder TextDecoder structuredClone crypto Iterator
+    DisposableStack AsyncDisposableStack SharedArrayBuffer arguments await yield let static
+    """.split()
+)
+# JavaScript reserved words cannot be bare identifiers.
+JS_RESERVED = frozenset(
+    """
+    break case catch class const continue debugger default delete do else enum export extends
+    false finally for function if import in instanceof new null return super switch this throw
+    true try typeof var void while with implements interface package private protected public
+    """.split()
+)
+
+
+class HostFunctionsError(TypeError):
+    """The host_functions argument is malformed; the message names the entry."""
+
+
+@dataclass(frozen=True)
+class HostFunction:
+    path: str
+    fn: Callable[..., Any]
+    is_async: bool
+    approval: Any = None  # set by @requires_approval: an ApprovalSpec
+
+    @property
+    def signature(self) -> str:
+        try:
+            return str(inspect.signature(self.fn))
+        except (TypeError, ValueError):
+            return "(...)"
+
+    @property
+    def doc(self) -> str:
+        return inspect.getdoc(self.fn) or ""
+
+
+@dataclass(frozen=True)
+class HostManifest:
+    functions: dict[str, HostFunction]
+    tree: dict[str, Any]  # nested dicts; a leaf (function) is True
+    digest: str = field(default="")
+
+    @property
+    def paths(self) -> list[str]:
+        return list(self.functions)
+
+    def guest_json(self) -> Any:
+        return self.tree
+
+
+def _is_async(fn: Callable[..., Any]) -> bool:
+    if inspect.iscoroutinefunction(fn):
+        return True
+    call = getattr(fn, "__call__", None)  # noqa: B004 - a callable object's own method
+    return call is not None and inspect.iscoroutinefunction(call)
+
+
+def _public_callables(obj: Any) -> dict[str, Any]:
+    out: dict[str, Any] = {}
+    names = getattr(obj, "__all__", None)
+    for name in names if names is not None else dir(obj):
+        if name.startswith("_"):
+            continue
+        try:
+            value = getattr(obj, name)
+        except Exception:
+            continue
+        if isinstance(obj, types.ModuleType) and names is None:
+            # A module's namespace is what it defines, not what it imported.
+            if getattr(value, "__module__", obj.__name__) != obj.__name__:
+                continue
+        if callable(value) or isinstance(value, Mapping):
+            out[name] = value
+    return out
+
+
+def _check_name(name: Any, where: str, top: bool) -> str:
+    if not isinstance(name, str) or not IDENTIFIER.match(name):
+        raise HostFunctionsError(
+            f"host_functions: {name!r}{where} is not a JavaScript identifier; "
+            "use letters, digits, _ and $ (not starting with a digit)."
+        )
+    if name in JS_RESERVED:
+        raise HostFunctionsError(f"host_functions: {name!r}{where} is a JavaScript reserved word.")
+    if top and name in RESERVED_GLOBALS:
+        raise HostFunctionsError(
+            f"host_functions: {name!r} would replace the guest's own global {name}; "
+            "put it in a namespace (e.g. {'app': {...}})."
+        )
+    return name
+
+
+def build_manifest(host_functions: Any) -> HostManifest:
+    """Flatten host functions into a manifest; raise HostFunctionsError if malformed."""
+    functions: dict[str, HostFunction] = {}
+
+    def walk(node: Any, prefix: str, depth: int) -> dict[str, Any]:
+        if depth > 16:
+            raise HostFunctionsError(
+                f"host_functions: {prefix} is nested more than 16 levels deep."
+            )
+        if isinstance(node, Mapping):
+            entries = dict(node)
+        else:
+            entries = _public_callables(node)
+        tree: dict[str, Any] = {}
+        for name, value in entries.items():
+            where = f" (in {prefix})" if prefix else ""
+            _check_name(name, where, top=not prefix)
+            path = f"{prefix}.{name}" if prefix else name
+            if callable(value) and not isinstance(value, type | types.ModuleType):
+                approval = getattr(value, "__run_repl_approval__", None)
+                functions[path] = HostFunction(path, value, _is_async(value), approval)
+                tree[name] = True
+            elif isinstance(value, Mapping | types.ModuleType) or (
+                not callable(value)
+                and value is not None
+                and not isinstance(value, str | int | float | bool | bytes)
+            ):
+                tree[name] = walk(value, path, depth + 1)
+            else:
+                raise HostFunctionsError(
+                    f"host_functions: {path} is a {type(value).__name__}, not a function or a "
+                    "namespace of functions."
+                )
+        return tree
+
+    if host_functions is None:
+        return HostManifest({}, {}, _digest([]))
+    if callable(host_functions) and not isinstance(host_functions, Mapping | types.ModuleType):
+        raise HostFunctionsError(
+            "host_functions must be a dict of namespaces (e.g. {'store': {'listOrders': fn}}), "
+            "a module or an object, not a single function."
+        )
+    tree = walk(host_functions, "", 0)
+    return HostManifest(functions, tree, _digest(sorted(functions)))
+
+
+def _digest(paths: list[str]) -> str:
+    return hashlib.sha256(json.dumps(paths).encode()).hexdigest()
+
+
+def did_you_mean(paths: list[str], wanted: str, limit: int = 3) -> list[str]:
+    """Close host paths for a mistyped one: same parent first (case-insensitive,
+    small edit distance, substring), else where a member of that name lives."""
+    parent, _, name = wanted.rpartition(".")
+    prefix = f"{parent}." if parent else ""
+    lower = name.lower()
+    siblings = sorted({p[len(prefix) :].split(".")[0] for p in paths if p.startswith(prefix)})
+    scored: list[tuple[int, str]] = []
+    for s in siblings:
+        sl = s.lower()
+        if sl == lower:
+            scored.append((0, prefix + s))
+            continue
+        d = _levenshtein(sl, lower)
+        if d <= (1 if len(lower) < 5 else 2):
+            scored.append((d, prefix + s))
+        elif len(lower) >= 3 and (lower in sl or sl in lower):
+            scored.append((10, prefix + s))
+    out = [p for _, p in sorted(scored)][:limit]
+    if not out:
+        out = [p for p in paths if p.rsplit(".", 1)[-1].lower() == lower][:limit]
+    return out
+
+
+def _levenshtein(a: str, b: str) -> int:
+    prev = list(range(len(b) + 1))
+    for i, ca in enumerate(a, 1):
+        cur = [i]
+        for j, cb in enumerate(b, 1):
+            cur.append(min(prev[j] + 1, cur[j - 1] + 1, prev[j - 1] + (ca != cb)))
+        prev = cur
+    return prev[-1]

@@ -1,0 +1,140 @@
+"""The result envelope: what a run gives back, as pydantic models.
+
+`RunResult.model_dump()` is the JSON envelope. Optional fields that do not
+apply are left out rather than written as null, so a reader (person or model)
+sees only what happened; `value` is the one field that may be a real null.
+"""
+
+from __future__ import annotations
+
+from typing import Any, Literal
+
+from pydantic import BaseModel, ConfigDict, Field, SerializerFunctionWrapHandler, model_serializer
+
+from .errors import ErrorCode
+
+Status = Literal["ok", "error", "interrupted"]
+LogLevel = Literal["log", "info", "warn", "error", "debug"]
+ValueKind = Literal["undefined", "null", "boolean", "number", "string", "array", "object"]
+
+
+class _Envelope(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+
+    @model_serializer(mode="wrap")
+    def _drop_unset(self, handler: SerializerFunctionWrapHandler) -> dict[str, Any]:
+        data = handler(self)
+        return {k: v for k, v in data.items() if v is not None or k in self._keep_null()}
+
+    def _keep_null(self) -> frozenset[str]:
+        return frozenset()
+
+
+class LogLine(_Envelope):
+    """One console line: its level, its text (cut to max_log_line_bytes) and when."""
+
+    level: LogLevel
+    text: str
+    at_ms: float
+
+
+class CallRecord(_Envelope):
+    """One host call in the audit trail.
+
+    `on_call` sees it twice: when it starts (`ok` is None) and when it ends.
+    """
+
+    seq: int
+    path: str
+    args_preview: str
+    ok: bool | None = None
+    duration_ms: float | None = None
+    error_code: ErrorCode | str | None = None
+    error_message: str | None = None
+    replayed: bool = False
+    decision: Literal["approved", "denied", "allowed", "refused", "pending"] | None = None
+    started_at_ms: float = 0.0
+    wait_ms: float | None = None
+    # Full texts for a person looking at one call; left out of the envelope.
+    args_text: str = Field("", exclude=True)
+    result_text: str | None = Field(None, exclude=True)
+    traceback: str | None = Field(None, exclude=True)
+
+
+class NextAction(_Envelope):
+    model_config = ConfigDict(extra="allow")
+
+    type: Literal["edit_request", "retry", "run_again", "approve", "run_cli_command"]
+    why: str | None = None
+
+
+class RunErrorInfo(_Envelope):
+    code: ErrorCode | str
+    message: str
+    name: str | None = None
+    line: int | None = None
+    column: int | None = None
+    stack: str | None = None
+    path: str | None = None
+    did_you_mean: list[str] | None = None
+    next_actions: list[NextAction] = Field(default_factory=list)
+
+
+class ValueWindow(_Envelope):
+    """The leading whole items of a value too big to show inline."""
+
+    path: str
+    items: list[Any]
+    rest: dict[str, Any] | None = None
+
+
+class Interruption(_Envelope):
+    id: str
+    path: str
+    args: list[Any]
+    payload: Any = None
+
+    def _keep_null(self) -> frozenset[str]:
+        return frozenset({"payload"})
+
+
+class RunStats(_Envelope):
+    host_calls: int = 0
+    host_calls_replayed: int = 0
+    memory_peak_bytes: int | None = None
+    memory_limit_bytes: int | None = None
+    value_bytes: int | None = None
+    worker_start_ms: float | None = None
+
+
+class RunResult(_Envelope):
+    """What a run gives back. `status` says which of the other fields matter."""
+
+    status: Status
+    value: Any = None
+    value_kind: ValueKind | None = None
+    value_ref: str | None = None
+    shown: int | None = None
+    total: int | None = None
+    value_window: ValueWindow | None = None
+    logs: list[LogLine] = Field(default_factory=list)
+    logs_ref: str | None = None
+    logs_total: int = 0
+    logs_dropped: int = 0
+    calls: list[CallRecord] = Field(default_factory=list)
+    duration_ms: float = 0.0
+    stats: RunStats = Field(default_factory=RunStats)
+    error: RunErrorInfo | None = None
+    interruptions: list[Interruption] | None = None
+    continuation: str | None = None
+    run_id: str | None = None
+
+    def _keep_null(self) -> frozenset[str]:
+        # A windowed value leaves `value` out; an inline one keeps even null.
+        if self.status == "ok" and self.value_window is None:
+            return frozenset({"value"})
+        return frozenset()
+
+    @property
+    def ok(self) -> bool:
+        return self.status == "ok"

@@ -1,0 +1,491 @@
+"""The public entry points: `run`, `create_runner`, `Runner`.
+
+A runner shares limits, a signing secret and a result store across runs, and
+caps how many runs are in flight (the next one gets RUN_BUSY at once).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import os
+import secrets
+import threading
+import time
+from collections.abc import Callable, Iterable, Mapping
+from typing import Any
+
+from .approval import check_policy
+from .errors import ErrorCode
+from .guest_errors import map_error, plain_error
+from .host_functions import HostFunctionsError, HostManifest, build_manifest
+from .limits import Limits
+from .result import (
+    Interruption,
+    RunErrorInfo,
+    RunResult,
+    RunStats,
+    ValueKind,
+    ValueWindow,
+)
+from .result_store import MemoryResultStore, Page, ResultStore, StoredItems, new_ref, page_of
+from .session import CallCallback, LogCallback, RunSession, SessionOutcome
+from .source import PreparedSource, prepare_source
+from .typescript import TypeScriptSyntaxError
+from .value_window import Window, chunk_texts, window_of_chunks, window_of_value
+from .worker_pool import WorkerPool, default_pool
+
+INLINE_LOGS = 50
+
+
+def _kind_of_path(path: str) -> ValueKind:
+    if path == "$":
+        return "array"
+    if path == "$lines":
+        return "string"
+    return "object"
+
+
+def _value_kind(value: Any) -> ValueKind:
+    if value is None:
+        return "null"
+    if isinstance(value, bool):
+        return "boolean"
+    if isinstance(value, int | float):
+        return "number"
+    if isinstance(value, str):
+        return "string"
+    if isinstance(value, list):
+        return "array"
+    return "object"
+
+
+def _check_source(source: Any, limits: Limits) -> RunErrorInfo | None:
+    if not isinstance(source, str):
+        raise TypeError(f"source must be a str, not {type(source).__name__}")
+    try:
+        size = len(source.encode("utf-8"))
+    except UnicodeEncodeError as exc:
+        line = source.count("\n", 0, exc.start) + 1
+        column = exc.start - (source.rfind("\n", 0, exc.start) + 1) + 1
+        return plain_error(
+            ErrorCode.RUN_SYNTAX_ERROR,
+            f"SyntaxError: the source holds a lone surrogate character (line {line}, column {column}).",
+            line=line,
+            column=column,
+        )
+    if size > limits.max_source_bytes:
+        return plain_error(
+            ErrorCode.RUN_SOURCE_TOO_LARGE,
+            f"The snippet is {size:,} bytes, over max_source_bytes ({limits.max_source_bytes:,}).",
+        )
+    nul = source.find("\x00")
+    if nul >= 0:
+        line = source.count("\n", 0, nul) + 1
+        column = nul - (source.rfind("\n", 0, nul) + 1) + 1
+        return plain_error(
+            ErrorCode.RUN_SYNTAX_ERROR,
+            f"SyntaxError: the source holds a NUL character (line {line}, column {column}); "
+            "write it as \\u0000 inside a string.",
+            line=line,
+            column=column,
+        )
+    return None
+
+
+class Runner:
+    """Runs snippets with shared limits, secret and store. Make one with `create_runner`."""
+
+    def __init__(
+        self,
+        *,
+        limits: Limits | None = None,
+        max_runs_in_flight: int = 4,
+        secret: bytes | str | None = None,
+        verify_secrets: Iterable[bytes | str] = (),
+        audience: str = "run-repl",
+        max_age_s: int = 86_400,
+        approvals: Mapping[str, str] | None = None,
+        store: Any = None,
+        pool: WorkerPool | None = None,
+    ) -> None:
+        if limits is not None and not isinstance(limits, Limits):
+            raise TypeError("limits must be a run_repl.Limits")
+        if max_runs_in_flight < 1:
+            raise ValueError("max_runs_in_flight must be at least 1")
+        self.limits = limits or Limits()
+        self.max_runs_in_flight = max_runs_in_flight
+        self.audience = audience
+        self.max_age_s = max_age_s
+        self._secret_arg = secret
+        self._verify_secrets = tuple(verify_secrets)
+        self.approvals = check_policy(dict(approvals or {}))
+        if store is not None and not isinstance(store, ResultStore):
+            raise TypeError(
+                "store must implement put_items, get_items and get_chunks (see ResultStore)"
+            )
+        self.store: ResultStore = store if store is not None else MemoryResultStore()
+        self.pool = pool or default_pool()
+        self._in_flight = 0
+        self._lock = threading.Lock()
+
+    # ------------------------------------------------------------------ run
+    async def run(
+        self,
+        source: str,
+        host_functions: Any = None,
+        *,
+        limits: Limits | None = None,
+        continuation: str | None = None,
+        resolutions: list[Mapping[str, Any]] | None = None,
+        on_log: LogCallback | None = None,
+        on_call: CallCallback | None = None,
+        cancel: asyncio.Event | None = None,
+        context: Mapping[str, Any] | None = None,
+    ) -> RunResult:
+        """Run `source` (JavaScript or TypeScript, the body of an async function)."""
+        limits = limits or self.limits
+        if not isinstance(limits, Limits):
+            raise TypeError("limits must be a run_repl.Limits")
+        started = time.perf_counter()
+        with self._lock:
+            if self._in_flight >= self.max_runs_in_flight:
+                busy = True
+            else:
+                busy = False
+                self._in_flight += 1
+        if busy:
+            return RunResult(
+                status="error",
+                error=plain_error(
+                    ErrorCode.RUN_BUSY,
+                    f"{self.max_runs_in_flight} runs are already in flight on this runner; retry shortly.",
+                ),
+            )
+        try:
+            return await self._run(
+                source,
+                host_functions,
+                limits,
+                continuation,
+                resolutions,
+                on_log,
+                on_call,
+                cancel,
+                context,
+                started,
+            )
+        finally:
+            with self._lock:
+                self._in_flight -= 1
+
+    async def _run(
+        self,
+        source: str,
+        host_functions: Any,
+        limits: Limits,
+        continuation: str | None,
+        resolutions: list[Mapping[str, Any]] | None,
+        on_log: LogCallback | None,
+        on_call: CallCallback | None,
+        cancel: asyncio.Event | None,
+        context: Mapping[str, Any] | None,
+        started: float,
+    ) -> RunResult:
+        run_id = "run_" + secrets.token_hex(8)
+        problem = _check_source(source, limits)
+        if problem is not None:
+            return self._finish(RunResult(status="error", error=problem, run_id=run_id), started)
+        manifest = build_manifest(host_functions)
+        try:
+            prepared = prepare_source(source)
+        except TypeScriptSyntaxError as exc:
+            return self._finish(
+                RunResult(
+                    status="error",
+                    run_id=run_id,
+                    error=plain_error(
+                        ErrorCode.RUN_SYNTAX_ERROR,
+                        f"SyntaxError: {exc.message} (line {exc.line}, column {exc.column})",
+                        line=exc.line,
+                        column=exc.column,
+                    ),
+                ),
+                started,
+            )
+        seed = [int.from_bytes(os.urandom(4), "little") for _ in range(4)]
+        session = RunSession(
+            code=prepared.code,
+            manifest=manifest,
+            limits=limits,
+            pool=self.pool,
+            logical_run_id=run_id,
+            seed=seed,
+            clock_ms=int(time.time() * 1000),
+            on_log=on_log,
+            on_call=on_call,
+            cancel=cancel,
+            policy=self._policy(manifest),
+        )
+        outcome = await session.execute()
+        result, stored = self._result(outcome, prepared, limits, manifest, run_id)
+        if stored:
+            await self._store(stored)
+        return self._finish(result, started)
+
+    async def _store(self, stored: list[StoredItems]) -> None:
+        if isinstance(self.store, MemoryResultStore):
+            for item in stored:
+                self.store.put_items(item)
+            return
+
+        # A store on disk may take a while: keep the event loop free meanwhile.
+        def put() -> None:
+            for item in stored:
+                self.store.put_items(item)
+
+        await asyncio.to_thread(put)
+
+    def _policy(self, manifest: HostManifest) -> Callable[[str], str] | None:
+        from fnmatch import fnmatchcase
+
+        decorated = {p for p, f in manifest.functions.items() if f.approval is not None}
+        if not decorated and not self.approvals:
+            return None
+        patterns = list(self.approvals.items())
+
+        def policy(path: str) -> str:
+            for pattern, mode in patterns:
+                if pattern == path:
+                    return mode
+            for pattern, mode in patterns:
+                if fnmatchcase(path, pattern):
+                    return mode
+            return "ask" if path in decorated else "allow"
+
+        return policy
+
+    def _finish(self, result: RunResult, started: float) -> RunResult:
+        if not result.duration_ms:
+            result.duration_ms = round((time.perf_counter() - started) * 1000, 3)
+        return result
+
+    def _result(
+        self,
+        outcome: SessionOutcome,
+        prepared: PreparedSource,
+        limits: Limits,
+        manifest: HostManifest,
+        run_id: str,
+    ) -> tuple[RunResult, list[StoredItems]]:
+        payload = outcome.payload
+        worker_stats = payload.get("stats") or {}
+        stats = RunStats(
+            host_calls=len(outcome.calls),
+            host_calls_replayed=sum(1 for c in outcome.calls if c.replayed),
+            memory_peak_bytes=worker_stats.get("memory_peak_bytes"),
+            memory_limit_bytes=limits.memory_bytes,
+            value_bytes=payload.get("value_bytes"),
+            worker_start_ms=outcome.worker_start_ms,
+        )
+        stored: list[StoredItems] = []
+        logs, logs_ref = outcome.logs, None
+        if len(logs) > INLINE_LOGS:
+            logs_ref = new_ref()
+            stored.append(
+                StoredItems(
+                    logs_ref,
+                    "$logs",
+                    len(logs),
+                    chunk_texts([line.model_dump() for line in logs]),
+                    kind="logs",
+                    run_id=run_id,
+                )
+            )
+            logs = logs[:INLINE_LOGS]
+        common: dict[str, Any] = {
+            "run_id": run_id,
+            "logs": logs,
+            "logs_ref": logs_ref,
+            "logs_total": len(outcome.logs) + int(payload.get("logs_dropped") or 0),
+            "logs_dropped": int(payload.get("logs_dropped") or 0),
+            "calls": outcome.calls,
+            "duration_ms": round(outcome.duration_ms, 3),
+            "stats": stats,
+        }
+        if outcome.kind == "done":
+            if payload.get("kind") == "undefined":
+                return RunResult(status="ok", value=None, value_kind="undefined", **common), stored
+            window = self._window(outcome)
+            ref = new_ref()
+            stored.append(
+                StoredItems(
+                    ref, window.path, window.total, window.chunks, window.rest, run_id=run_id
+                )
+            )
+            fields: dict[str, Any] = {
+                "value_ref": ref,
+                "shown": window.shown,
+                "total": window.total,
+            }
+            if window.inline:
+                fields.update(value=window.value, value_kind=_value_kind(window.value))
+            else:
+                fields.update(
+                    value_kind=_kind_of_path(window.path),
+                    value_window=ValueWindow(
+                        path=window.path, items=window.items, rest=window.rest
+                    ),
+                )
+            return RunResult(status="ok", **fields, **common), stored
+        if outcome.kind == "interrupted":
+            return RunResult(
+                status="interrupted",
+                interruptions=[
+                    Interruption(
+                        id=i.id, path=i.path, args=_jsonable(i.args), payload=_jsonable(i.payload)
+                    )
+                    for i in outcome.interrupts
+                ],
+                **common,
+            ), stored
+        error = map_error(
+            payload.get("error") or {},
+            prepared,
+            heap_bytes=worker_stats.get("heap_bytes"),
+            memory_bytes=limits.memory_bytes,
+        )
+        return RunResult(status="error", error=error, **common), stored
+
+    @staticmethod
+    def _window(outcome: SessionOutcome) -> Window:
+        payload = outcome.payload
+        if payload.get("mode") == "chunked":
+            return window_of_chunks(
+                payload["path"],
+                int(payload["total"]),
+                outcome.value_chunks,
+                outcome.value_text or None,
+            )
+        return window_of_value(json.loads(outcome.value_text or "null"))
+
+    # ------------------------------------------------------------------ paging
+    def expand(self, ref: str, offset: int = 0, limit: int = 100) -> Page:
+        """Items [offset, offset + limit) of a stored value or log, by item (limit <= 1000).
+
+        Raises ResultRefNotFound (code RESULT_REF_NOT_FOUND) for an unknown,
+        evicted or expired ref, and ValueError for a bad offset or limit."""
+        return page_of(self.store, ref, offset, limit)
+
+
+def _jsonable(value: Any) -> Any:
+    """Host-side values as JSON data for the envelope (dates as ISO text, ...)."""
+    from . import codec
+
+    try:
+        return json.loads(json.dumps(value, default=_default))
+    except (TypeError, ValueError):
+        return codec.preview(value)
+
+
+def _default(value: Any) -> Any:
+    import datetime as dt
+
+    from .values import UNDEFINED, JSBigInt
+
+    if isinstance(value, dt.datetime | dt.date):
+        return value.isoformat()
+    if value is UNDEFINED:
+        return None
+    if isinstance(value, JSBigInt):
+        return str(int(value))
+    if isinstance(value, set | frozenset):
+        return list(value)
+    if isinstance(value, bytes):
+        return list(value)
+    raise TypeError
+
+
+def create_runner(
+    limits: Limits | None = None,
+    max_runs_in_flight: int = 4,
+    secret: bytes | str | None = None,
+    verify_secrets: Iterable[bytes | str] = (),
+    audience: str = "run-repl",
+    max_age_s: int = 86_400,
+    approvals: Mapping[str, str] | None = None,
+    store: Any = None,
+) -> Runner:
+    """A runner sharing these limits, secret, approval policy and store across runs."""
+    return Runner(
+        limits=limits,
+        max_runs_in_flight=max_runs_in_flight,
+        secret=secret,
+        verify_secrets=verify_secrets,
+        audience=audience,
+        max_age_s=max_age_s,
+        approvals=approvals,
+        store=store,
+    )
+
+
+_default_runner: Runner | None = None
+
+
+def _runner() -> Runner:
+    global _default_runner
+    if _default_runner is None:
+        _default_runner = Runner(max_runs_in_flight=64)
+    return _default_runner
+
+
+async def run(
+    source: str,
+    host_functions: Any = None,
+    *,
+    limits: Limits | None = None,
+    continuation: str | None = None,
+    resolutions: list[Mapping[str, Any]] | None = None,
+    on_log: LogCallback | None = None,
+    on_call: CallCallback | None = None,
+    cancel: asyncio.Event | None = None,
+    context: Mapping[str, Any] | None = None,
+) -> RunResult:
+    """Run a snippet once, in a fresh sandbox, with these host functions."""
+    return await _runner().run(
+        source,
+        host_functions,
+        limits=limits,
+        continuation=continuation,
+        resolutions=resolutions,
+        on_log=on_log,
+        on_call=on_call,
+        cancel=cancel,
+        context=context,
+    )
+
+
+def run_sync(source: str, host_functions: Any = None, **kwargs: Any) -> RunResult:
+    """`run` for code without an event loop (or from inside one, on a thread)."""
+    try:
+        asyncio.get_running_loop()
+    except RuntimeError:
+        return asyncio.run(run(source, host_functions, **kwargs))
+    out: list[RunResult] = []
+    errors: list[BaseException] = []
+
+    def target() -> None:
+        try:
+            out.append(asyncio.run(run(source, host_functions, **kwargs)))
+        except BaseException as exc:
+            errors.append(exc)
+
+    t = threading.Thread(target=target)
+    t.start()
+    t.join()
+    if errors:
+        raise errors[0]
+    return out[0]
+
+
+__all__ = ["HostFunctionsError", "Runner", "create_runner", "run", "run_sync"]

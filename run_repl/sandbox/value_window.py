@@ -1,0 +1,162 @@
+"""The value window: what a person or a model sees of a run's value at once.
+
+Seed 000's rules. A value whose pretty-printed JSON (2-space indent) fits
+200 lines is shown inline and whole. Otherwise the window holds the leading
+whole items that fit the same budget, counted as
+
+    $          an array's elements
+    $.<field>  for an object, the elements of its largest top-level array,
+               with the object's other fields whole in `rest`
+    $entries   else an object's entries, as {key, value}
+    $lines     a string's lines
+
+The budget counts the lines of `rest`, two lines of brackets, and each
+item's lines; a window always holds at least one item. A string is measured
+by its own lines (its JSON is one line however long it is).
+
+The whole value is kept by item, in chunks of CHUNK_ITEMS, so `expand` can
+page through it later without running the snippet again.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from collections.abc import Iterable
+from dataclasses import dataclass, field
+from typing import Any
+
+BUDGET_LINES = 200
+CHUNK_ITEMS = 1000
+_IDENT = re.compile(r"^[A-Za-z_$][A-Za-z0-9_$]*$")
+
+
+def pretty_lines(value: Any, cap: int = 1 << 62) -> int:
+    """Lines of `json.dumps(value, indent=2)`, counting no further than `cap`.
+
+    A scalar or an empty container is one line; a non-empty container is its
+    opening and closing lines plus its members' lines."""
+    count = 0
+    stack = [value]
+    while stack:
+        v = stack.pop()
+        if isinstance(v, dict):
+            if v:
+                count += 2
+                stack.extend(v.values())
+            else:
+                count += 1
+        elif isinstance(v, list):
+            if v:
+                count += 2
+                stack.extend(v)
+            else:
+                count += 1
+        else:
+            count += 1
+        if count > cap:
+            return count
+    return count
+
+
+def field_path(key: str) -> str:
+    return f"$.{key}" if _IDENT.match(key) else f"$[{json.dumps(key)}]"
+
+
+def largest_array_field(obj: dict[str, Any]) -> str | None:
+    """The key of the object's largest top-level array (the first, on a tie)."""
+    best: str | None = None
+    size = -1
+    for key, v in obj.items():
+        if isinstance(v, list) and len(v) > size:
+            best, size = key, len(v)
+    return best
+
+
+@dataclass
+class Itemized:
+    """A value seen as items: where they live, the items, and the rest."""
+
+    path: str
+    items: list[Any]
+    rest: dict[str, Any] | None = None
+
+
+def itemize(value: Any) -> Itemized:
+    """The items of a value by the window's rules (a scalar is one item)."""
+    if isinstance(value, list):
+        return Itemized("$", value)
+    if isinstance(value, dict):
+        key = largest_array_field(value)
+        if key is not None:
+            rest = {k: v for k, v in value.items() if k != key}
+            return Itemized(field_path(key), value[key], rest)
+        return Itemized("$entries", [{"key": k, "value": v} for k, v in value.items()])
+    if isinstance(value, str):
+        return Itemized("$lines", value.split("\n"))
+    return Itemized("$", [value])
+
+
+def fits_inline(value: Any) -> bool:
+    if isinstance(value, str):
+        return value.count("\n") + 1 <= BUDGET_LINES
+    return pretty_lines(value, BUDGET_LINES) <= BUDGET_LINES
+
+
+def leading_items(items: Iterable[Any], rest: dict[str, Any] | None) -> list[Any]:
+    """The leading whole items that fit the budget (always at least one)."""
+    budget = BUDGET_LINES - 2 - (pretty_lines(rest, BUDGET_LINES) if rest else 0)
+    shown: list[Any] = []
+    used = 0
+    for item in items:
+        lines = pretty_lines(item, BUDGET_LINES)
+        if shown and used + lines > budget:
+            break
+        shown.append(item)
+        used += lines
+        if used >= budget:
+            break
+    return shown
+
+
+def chunk_texts(items: list[Any]) -> list[str]:
+    return [
+        json.dumps(items[i : i + CHUNK_ITEMS], ensure_ascii=False)
+        for i in range(0, len(items), CHUNK_ITEMS)
+    ]
+
+
+@dataclass
+class Window:
+    """How a value is shown, and how it is stored for paging."""
+
+    inline: bool
+    value: Any
+    path: str
+    items: list[Any]
+    rest: dict[str, Any] | None
+    shown: int
+    total: int
+    chunks: list[str] = field(default_factory=list, repr=False)  # JSON arrays of CHUNK_ITEMS items
+
+
+def window_of_value(value: Any) -> Window:
+    """The window of a value that arrived whole (as decoded JSON)."""
+    itemized = itemize(value)
+    total = len(itemized.items)
+    chunks = chunk_texts(itemized.items)
+    if fits_inline(value):
+        return Window(True, value, itemized.path, [], itemized.rest, total, total, chunks)
+    shown = leading_items(itemized.items, itemized.rest)
+    return Window(False, None, itemized.path, shown, itemized.rest, len(shown), total, chunks)
+
+
+def window_of_chunks(path: str, total: int, chunks: list[str], rest_text: str | None) -> Window:
+    """The window of a large value the guest sent as chunks of items.
+
+    Only the first chunk is decoded: a window never holds more than
+    BUDGET_LINES items, and a chunk holds CHUNK_ITEMS."""
+    rest = json.loads(rest_text) if rest_text else None
+    first = json.loads(chunks[0]) if chunks else []
+    shown = leading_items(first, rest)
+    return Window(False, None, path, shown, rest, len(shown), total, chunks)

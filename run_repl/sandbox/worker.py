@@ -1,0 +1,310 @@
+"""The worker: one process, one QuickJS runtime, one run.
+
+Started by the parent as a plain script (`python -I -S worker.py ...`), it
+imports only the standard library, `frames` and the binding's C module, so a
+spare is ready within a few milliseconds. While it waits as a spare it loads
+the guest runtime; then it takes one run, reports it, and exits.
+
+A crash here (even inside QuickJS) ends this process only; the parent turns
+that into RUN_WORKER_CRASHED.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import sys
+
+_OUT = 1
+_IN = 0
+SPIN_SECONDS = 0.0002
+WEB_EXPORTS = (
+    "URL, URLSearchParams, TextEncoder, TextDecoder, inspect, formatLogArgs, structuredCloneValue"
+)
+
+
+def _die_with_parent(parent_pid: int) -> None:
+    if sys.platform.startswith("linux"):
+        try:
+            import ctypes
+
+            libc = ctypes.CDLL(None, use_errno=True)
+            pr_set_pdeathsig, sigkill = 1, 9
+            libc.prctl(pr_set_pdeathsig, sigkill, 0, 0, 0)
+        except Exception:
+            pass
+    if os.getppid() != parent_pid:
+        os._exit(70)
+
+
+def _apply_os_limits(memory_bytes: int, timeout_ms: int) -> None:
+    """Backstops in case the sandbox itself is broken: the parent's kill and
+    QuickJS's own memory limit come first."""
+    try:
+        import resource
+    except ImportError:
+        return
+
+    def lower(which: int, value: int) -> None:
+        try:
+            _soft, hard = resource.getrlimit(which)
+            if hard != resource.RLIM_INFINITY:
+                value = min(value, hard)
+            resource.setrlimit(which, (value, value))
+        except (ValueError, OSError):
+            pass
+
+    lower(resource.RLIMIT_AS, memory_bytes * 2 + (768 << 20))
+    lower(resource.RLIMIT_CPU, timeout_ms // 1000 + 5)
+    lower(resource.RLIMIT_FSIZE, 0)
+    lower(resource.RLIMIT_NOFILE, 16)
+    if hasattr(resource, "RLIMIT_NPROC"):
+        lower(resource.RLIMIT_NPROC, 0)
+
+
+def _write(data: bytes) -> None:
+    view = memoryview(data)
+    while view:
+        n = os.write(_OUT, view)
+        view = view[n:]
+
+
+class Worker:
+    def __init__(self, quickjs_dir: str) -> None:
+        sys.path.insert(0, quickjs_dir)
+        sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+        import _quickjs
+        import frames
+
+        self.q = _quickjs
+        self.f = frames
+        self.reader = frames.FrameReader()
+        self.pending: list[tuple[int, bytes]] = []
+        self.finished = False
+        self.bridge_error: str | None = None
+        self.calls_made = 0
+        self.value_bytes = 0  # of the value's chunks sent so far
+        self.calls_closed = 0  # answered, or interrupted for this run
+        self.ctx = _quickjs.Context()
+        self.ctx.add_callable("__rr_send", self.bridge)
+        here = os.path.join(os.path.dirname(os.path.abspath(__file__)), "guest")
+        with open(os.path.join(here, "web.js"), encoding="utf-8") as fh:
+            web = fh.read()
+        with open(os.path.join(here, "prelude.js"), encoding="utf-8") as fh:
+            prelude = fh.read()
+        # web.js gets a scope of its own; the prelude sees only what it exports.
+        loader = (
+            "\n" * frames.PRELUDE_LINE_BASE
+            + '(function () { "use strict";\n'
+            + f"const {{ {WEB_EXPORTS} }} = (function () {{\n{web}\nreturn {{ {WEB_EXPORTS} }};\n}})();\n"
+            + prelude
+            + "\n})()"
+        )
+        self.dispatch = self.ctx.eval(loader)
+        self.dispatch("line_base", frames.PRELUDE_LINE_BASE)
+
+    # -- the guest's one door to Python; it must never raise
+    def bridge(
+        self, kind: str, a: object = None, b: object = None, c: object = None, d: object = None
+    ) -> None:
+        f = self.f
+        try:
+            if kind == "call":
+                self.calls_made += 1
+                path = str(b).encode()
+                body = f.CALL.pack(int(a), len(path)) + path + str(c).encode() + str(d).encode()  # type: ignore[arg-type]
+                _write(f.frame(f.HOST_CALL, body))
+            elif kind == "log":
+                level = f.LOG_LEVELS.index(str(a)) if a in f.LOG_LEVELS else 0
+                _write(f.frame(f.LOG, bytes([level]) + str(b).encode()))
+            elif kind == "chunk":
+                body = str(a).encode("utf-8", "surrogatepass")
+                self.value_bytes += len(body)
+                if self.value_bytes <= self.max_value_bytes:
+                    _write(f.frame(f.VALUE_CHUNK, body))
+            elif kind in ("done", "fail"):
+                self.finished = True
+                self._final(kind, str(a), str(b) if b is not None else "")
+        except BaseException as exc:
+            self.bridge_error = f"{type(exc).__name__}: {exc}"
+        return None
+
+    def _final(self, kind: str, payload_text: str, value_text: str) -> None:
+        payload = json.loads(payload_text)
+        # Measuring the heap walks every object: only a failure needs it.
+        payload["stats"] = self._stats(heap=kind == "fail")
+        f = self.f
+        if kind == "done":
+            body = value_text.encode("utf-8", "surrogatepass")
+            payload["value_bytes"] = len(body) + self.value_bytes
+            limit = self.max_value_bytes
+            if payload["value_bytes"] > limit:
+                err = {
+                    "code": "RUN_VALUE_TOO_LARGE",
+                    "name": "ValueTooLargeError",
+                    "message": f"The run's value is {payload['value_bytes']:,} bytes as JSON, over "
+                    f"max_value_bytes ({limit:,}): select less in the snippet.",
+                    "stack": None,
+                }
+                payload["error"] = err
+                _write(f.frame(f.FAIL, json.dumps(payload).encode()))
+                return
+            _write(f.frame(f.DONE, json.dumps(payload).encode() + b"\n" + body))
+        else:
+            _write(f.frame(f.FAIL, json.dumps(payload).encode()))
+
+    def _stats(self, heap: bool = True) -> dict[str, int]:
+        out: dict[str, int] = {}
+        try:
+            import resource
+
+            out["memory_peak_bytes"] = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss * 1024
+        except Exception:
+            pass
+        if heap:
+            try:
+                out["heap_bytes"] = int(self.ctx.memory()["malloc_size"])
+            except Exception:
+                pass
+        return out
+
+    def read_frame(self) -> tuple[int, bytes]:
+        """The next frame from the parent. An answer usually comes within tens of
+        microseconds, so poll briefly before sleeping: a wake-up costs more."""
+        import select
+        import time
+
+        spin_until = time.perf_counter() + SPIN_SECONDS
+        while not self.pending:
+            try:
+                data = os.read(_IN, 1 << 20)
+            except BlockingIOError:
+                if time.perf_counter() < spin_until:
+                    os.sched_yield()  # on a busy machine, let the parent have this core
+                    continue
+                select.select([_IN], [], [])
+                continue
+            if not data:
+                os._exit(0)  # the parent is gone or done with us
+            self.pending.extend(self.reader.feed(data))
+        return self.pending.pop(0)
+
+    def fail_from_python(self, code: str, name: str, message: str) -> None:
+        if self.finished:
+            return
+        self.finished = True
+        payload = {
+            "error": {"code": code, "name": name, "message": message, "stack": None},
+            "stats": self._stats(),
+            "logs_dropped": 0,
+            "calls_in_flight": 0,
+        }
+        _write(self.f.frame(self.f.FAIL, json.dumps(payload).encode()))
+
+    def drain(self) -> None:
+        """Run every pending job: after each settled call, the guest runs until idle."""
+        ctx = self.ctx
+        try:
+            while ctx.execute_pending_job():
+                pass
+        except self.q.JSException as exc:
+            text = str(exc)
+            if "out of memory" in text or text.startswith("null"):
+                self.fail_from_python(
+                    "RUN_MEMORY_EXCEEDED", "InternalError", "The sandbox ran out of memory."
+                )
+            else:
+                self.fail_from_python("RUN_EXCEPTION", "InternalError", text.split("\n", 1)[0])
+
+    def run(self) -> None:
+        f = self.f
+        _write(f.frame(f.READY, json.dumps({"pid": os.getpid()}).encode()))
+        kind, payload = self.read_frame()
+        if kind != f.RUN:
+            os._exit(65)
+        job = json.loads(payload)
+        self.max_value_bytes = int(job["max_value_bytes"])
+        _apply_os_limits(int(job["memory_bytes"]), int(job["timeout_ms"]))
+        self.dispatch("configure", job["guest"])
+        self.ctx.set_max_stack_size(int(job["stack_bytes"]))
+        self.ctx.set_memory_limit(int(job["memory_bytes"]))
+        try:
+            fn = self.ctx.eval(job["code"])
+        except self.q.JSException as exc:
+            text = str(exc)
+            if "out of memory" in text:
+                self.fail_from_python(
+                    "RUN_MEMORY_EXCEEDED",
+                    "InternalError",
+                    "The sandbox ran out of memory while compiling the snippet.",
+                )
+            else:
+                self.fail_from_python("RUN_SYNTAX_ERROR", "SyntaxError", text)
+            self.exit()
+        try:
+            self.dispatch("start", fn)
+        except self.q.JSException as exc:
+            self.fail_from_python("RUN_EXCEPTION", "InternalError", str(exc).split("\n", 1)[0])
+            self.exit()
+        settle = f.SETTLE
+        os.set_blocking(_IN, False)
+        while True:
+            self.drain()
+            if self.bridge_error is not None and not self.finished:
+                self.fail_from_python("RUN_WORKER_CRASHED", "InternalError", self.bridge_error)
+            if self.finished:
+                self.exit()
+            if self.calls_closed >= self.calls_made:
+                # Nothing can wake the guest now: the parent decides what that means.
+                _write(f.frame(f.IDLE, b""))
+            kind, payload = self.read_frame()
+            if kind == f.CALL_INTERRUPTED:
+                self.calls_closed += 1
+                continue
+            if kind != f.SETTLE_CALL:
+                continue
+            self.calls_closed += 1
+            call_id, ok, mode, elapsed = settle.unpack_from(payload)
+            text = payload[settle.size :].decode("utf-8")
+            try:
+                self.dispatch("settle", call_id, ok, mode.decode(), text, elapsed)
+            except self.q.JSException as exc:
+                message = str(exc)
+                if "out of memory" in message:
+                    self.fail_from_python(
+                        "RUN_MEMORY_EXCEEDED", "InternalError", "The sandbox ran out of memory."
+                    )
+                else:
+                    self.fail_from_python(
+                        "RUN_EXCEPTION", "InternalError", message.split("\n", 1)[0]
+                    )
+
+    def exit(self) -> None:
+        os._exit(0)
+
+
+def main() -> None:
+    # Stray prints must never corrupt the frame stream on stdout.
+    sys.stdout = sys.stderr
+    quickjs_dir, parent_pid = sys.argv[1], int(sys.argv[2])
+    _die_with_parent(parent_pid)
+    try:
+        worker = Worker(quickjs_dir)
+    except BaseException as exc:
+        import traceback
+
+        frames_mod = sys.modules.get("frames")
+        first = (str(exc).splitlines() or [""])[0]
+        text = (
+            f"{type(exc).__name__}: {first}\n" + "".join(traceback.format_exception(exc))
+        ).encode()
+        if frames_mod is not None:
+            _write(frames_mod.frame(frames_mod.INTERNAL, text))
+        else:
+            sys.stderr.write(text.decode())
+        os._exit(66)
+    worker.run()
+
+
+if __name__ == "__main__":
+    main()

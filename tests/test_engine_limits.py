@@ -1,0 +1,242 @@
+"""Every limit: its failure, with its code, and then a run that works."""
+
+from __future__ import annotations
+
+import asyncio
+import time
+
+import pytest
+from pydantic import ValidationError
+
+from run_repl import Limits, create_runner, run
+
+
+async def works() -> None:
+    result = await run("1 + 1")
+    assert result.status == "ok" and result.value == 2
+
+
+def test_limit_defaults_match_the_design() -> None:
+    limits = Limits()
+    assert limits.timeout_ms == 30_000
+    assert limits.memory_bytes == 64 << 20
+    assert limits.stack_bytes == 1 << 20
+    assert limits.max_source_bytes == 256 << 10
+    assert limits.max_value_bytes == 4 << 20
+    assert limits.max_host_calls == 10_000
+    assert limits.max_host_calls_in_flight == 256
+    assert (limits.max_log_lines, limits.max_log_line_bytes) == (500, 2048)
+
+
+def test_limits_are_validated() -> None:
+    with pytest.raises(ValidationError):
+        Limits(timeout_ms=0)
+    with pytest.raises(ValidationError):
+        Limits(memory_bytes=10)
+    with pytest.raises(ValidationError):
+        Limits(nonsense=1)  # type: ignore[call-arg]
+
+
+@pytest.mark.parametrize(
+    "source", ["while (true) {}", "for (;;) { try { while (true) {} } catch (e) {} }"]
+)
+async def test_timeout_kills_spinning_code(source: str) -> None:
+    started = time.perf_counter()
+    result = await run(source, limits=Limits(timeout_ms=300))
+    elapsed = time.perf_counter() - started
+    assert result.error.code == "RUN_TIMEOUT"
+    assert 0.25 < elapsed < 1.5
+    assert result.error.next_actions[0].type == "edit_request"
+    await works()
+
+
+async def test_timeout_cancels_host_calls_in_flight() -> None:
+    cancelled = asyncio.Event()
+
+    async def forever() -> None:
+        try:
+            await asyncio.sleep(60)
+        except asyncio.CancelledError:
+            cancelled.set()
+            raise
+
+    result = await run(
+        "await h.forever()", {"h": {"forever": forever}}, limits=Limits(timeout_ms=300)
+    )
+    assert result.error.code == "RUN_TIMEOUT"
+    await asyncio.sleep(0.05)
+    assert cancelled.is_set()
+    assert result.calls[0].ok is False and result.calls[0].error_code == "RUN_TIMEOUT"
+
+
+async def test_memory_limit() -> None:
+    source = "const keep = []; while (true) keep.push(new Array(10000).fill(1.5))"
+    result = await run(source, limits=Limits(memory_bytes=16 << 20))
+    assert result.error.code == "RUN_MEMORY_EXCEEDED"
+    await works()
+
+
+async def test_memory_limit_on_string_growth() -> None:
+    source = "const parts = []; for (let i = 0; ; i++) parts.push(String(i).repeat(1 << 20))"
+    result = await run(source, limits=Limits(memory_bytes=16 << 20))
+    assert result.error.code == "RUN_MEMORY_EXCEEDED"
+    await works()
+
+
+async def test_memory_exceeded_even_if_the_snippet_catches_it_once() -> None:
+    source = """
+const keep = []
+try { while (true) keep.push(new Array(100000).fill(0)) } catch (e) { keep.push(String(e)) }
+while (true) keep.push(new Array(100000).fill(0))
+"""
+    result = await run(source, limits=Limits(memory_bytes=16 << 20))
+    assert result.error.code == "RUN_MEMORY_EXCEEDED"
+    await works()
+
+
+async def test_stack_overflow_is_a_catchable_range_error() -> None:
+    result = await run(
+        "function r(n) { return r(n + 1) + 1 }\ntry { r(0) } catch (e) { return e instanceof RangeError }",
+        limits=Limits(stack_bytes=256 << 10),
+    )
+    assert result.value is True
+    uncaught = await run("function r(n) { return r(n + 1) + 1 }\nr(0)")
+    assert uncaught.error.code == "RUN_EXCEPTION" and "RangeError" in uncaught.error.message
+    await works()
+
+
+async def test_source_too_large() -> None:
+    result = await run("1;" * 200, limits=Limits(max_source_bytes=100))
+    assert result.error.code == "RUN_SOURCE_TOO_LARGE"
+    await works()
+
+
+async def test_value_too_large() -> None:
+    result = await run("'x'.repeat(5000)", limits=Limits(max_value_bytes=1000))
+    assert result.error.code == "RUN_VALUE_TOO_LARGE"
+    multibyte = await run("'é'.repeat(800)", limits=Limits(max_value_bytes=1000))
+    assert multibyte.error.code == "RUN_VALUE_TOO_LARGE"  # 1,600 bytes of UTF-8
+    await works()
+
+
+async def test_max_host_calls() -> None:
+    result = await run(
+        "for (let i = 0; i < 10; i++) await h.f(i)",
+        {"h": {"f": lambda i: i}},
+        limits=Limits(max_host_calls=5),
+    )
+    assert result.error.code == "RUN_BRIDGE_LIMIT"
+    assert len(result.calls) == 5
+    await works()
+
+
+async def test_max_host_calls_in_flight() -> None:
+    async def slow(i: int) -> int:
+        await asyncio.sleep(0.05)
+        return i
+
+    result = await run(
+        "await Promise.all(Array.from({ length: 10 }, (_, i) => h.slow(i)))",
+        {"h": {"slow": slow}},
+        limits=Limits(max_host_calls_in_flight=4),
+    )
+    assert result.error.code == "RUN_BRIDGE_LIMIT"
+    assert "in flight" in result.error.message or "at once" in result.error.message
+    await works()
+
+
+async def test_log_lines_bounded_and_counted() -> None:
+    result = await run(
+        "for (let i = 0; i < 50; i++) console.log('line', i)", limits=Limits(max_log_lines=10)
+    )
+    assert result.status == "ok"
+    assert len(result.logs) == 10
+    assert result.logs_dropped == 40
+    assert result.logs[-1].text == "line 9"
+
+
+async def test_log_line_cut_to_bytes() -> None:
+    result = await run("console.log('é'.repeat(500))", limits=Limits(max_log_line_bytes=100))
+    text = result.logs[0].text
+    assert len(text.encode()) <= 100
+    assert text.startswith("éé") and text.endswith("[cut]")
+
+
+async def test_cancel_stops_a_spinning_run_at_once() -> None:
+    cancel = asyncio.Event()
+    task = asyncio.ensure_future(run("while (true) {}", cancel=cancel))
+    await asyncio.sleep(0.2)
+    started = time.perf_counter()
+    cancel.set()
+    result = await task
+    assert result.error.code == "RUN_ABORTED"
+    assert time.perf_counter() - started < 0.1
+    assert result.error.next_actions[0].type == "run_again"
+    await works()
+
+
+async def test_cancel_tells_host_calls_in_flight() -> None:
+    from run_repl import get_host_function_context
+
+    cancel = asyncio.Event()
+    flags: list[bool] = []
+    task_cancelled = asyncio.Event()
+
+    async def wait() -> None:
+        ctx = get_host_function_context()
+        try:
+            await asyncio.sleep(30)
+        except asyncio.CancelledError:
+            flags.append(ctx.cancelled.is_set())
+            task_cancelled.set()
+            raise
+
+    job = asyncio.ensure_future(run("await h.wait()", {"h": {"wait": wait}}, cancel=cancel))
+    await asyncio.sleep(0.2)
+    cancel.set()
+    result = await job
+    await asyncio.wait_for(task_cancelled.wait(), 1)
+    assert result.error.code == "RUN_ABORTED"
+    assert flags == [True]
+
+
+async def test_cancel_set_before_start() -> None:
+    cancel = asyncio.Event()
+    cancel.set()
+    result = await run("1", cancel=cancel)
+    assert result.error.code == "RUN_ABORTED"
+
+
+async def test_runner_limits_apply_unless_a_run_passes_its_own() -> None:
+    runner = create_runner(limits=Limits(timeout_ms=200))
+    result = await runner.run("while (true) {}")
+    assert result.error.code == "RUN_TIMEOUT"
+    longer = await runner.run("let i = 0; while (i < 1e6) i++; i", limits=Limits(timeout_ms=10_000))
+    assert longer.value == 1_000_000
+
+
+async def test_worker_crash_is_reported_and_next_run_works() -> None:
+    # A host function that kills the worker process stands in for a crash in QuickJS.
+    import os
+    import signal
+
+    from run_repl.sandbox import session
+
+    runner = create_runner()
+
+    async def kill_worker() -> None:
+        for s in list(_sessions(session)):
+            if s.worker is not None:
+                os.kill(s.worker.pid, signal.SIGSEGV)
+        await asyncio.sleep(1)
+
+    result = await runner.run("await h.kill()", {"h": {"kill": kill_worker}})
+    assert result.error.code == "RUN_WORKER_CRASHED"
+    assert "SIGSEGV" in result.error.message
+    assert (await runner.run("40 + 2")).value == 42
+
+
+def _sessions(module):  # type: ignore[no-untyped-def]
+    import gc
+
+    return [o for o in gc.get_objects() if isinstance(o, module.RunSession)]

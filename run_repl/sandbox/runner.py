@@ -7,6 +7,7 @@ caps how many runs are in flight (the next one gets RUN_BUSY at once).
 from __future__ import annotations
 
 import asyncio
+import concurrent.futures
 import json
 import os
 import secrets
@@ -125,6 +126,9 @@ class Runner:
                 "store must implement put_items, get_items and get_chunks (see ResultStore)"
             )
         self.store: ResultStore = store if store is not None else MemoryResultStore()
+        self._recent = MemoryResultStore(max_bytes=256 << 20)
+        self._writes: list[concurrent.futures.Future[None]] = []
+        self._write_pool: concurrent.futures.ThreadPoolExecutor | None = None
         self.pool = pool or default_pool()
         self._in_flight = 0
         self._lock = threading.Lock()
@@ -238,13 +242,25 @@ class Runner:
             for item in stored:
                 self.store.put_items(item)
             return
+        # A store on disk takes a while for a big value: the first page must not
+        # wait. Keep the items here until the writer thread has them on disk.
+        for item in stored:
+            self._recent.put_items(item)
+            self._writes.append(self._writer().submit(self.store.put_items, item))
+        self._writes = [w for w in self._writes if not w.done()]
 
-        # A store on disk may take a while: keep the event loop free meanwhile.
-        def put() -> None:
-            for item in stored:
-                self.store.put_items(item)
+    def _writer(self) -> concurrent.futures.ThreadPoolExecutor:
+        if self._write_pool is None:
+            self._write_pool = concurrent.futures.ThreadPoolExecutor(
+                1, thread_name_prefix="run-repl-store"
+            )
+        return self._write_pool
 
-        await asyncio.to_thread(put)
+    def flush(self, timeout: float | None = None) -> None:
+        """Wait until every stored value is in the store (a disk store writes behind)."""
+        pending, self._writes = self._writes, []
+        for write in pending:
+            write.result(timeout)
 
     def _policy(self, manifest: HostManifest) -> Callable[[str], str] | None:
         from fnmatch import fnmatchcase
@@ -375,6 +391,8 @@ class Runner:
 
         Raises ResultRefNotFound (code RESULT_REF_NOT_FOUND) for an unknown,
         evicted or expired ref, and ValueError for a bad offset or limit."""
+        if self._recent.get_items(ref) is not None:
+            return page_of(self._recent, ref, offset, limit)
         return page_of(self.store, ref, offset, limit)
 
 

@@ -1,0 +1,191 @@
+"""The SQLite store: values by item across processes, eviction, history, approvals, bad files."""
+
+from __future__ import annotations
+
+import json
+import sqlite3
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import pytest
+
+from run_repl import create_runner
+from run_repl.sandbox.result_store import ResultRefNotFound, StoredItems, page_of
+from run_repl.sandbox.value_window import chunk_texts
+from run_repl.store import (
+    ApprovalConflict,
+    MemoryStore,
+    PendingApproval,
+    RunRecord,
+    SqliteStore,
+    open_store,
+)
+from run_repl.store.sqlite_store import SCHEMA_VERSION
+
+
+def items_of(n: int, ref: str = "res_aaaaaaaaaaaaaaaa", pad: str = "") -> StoredItems:
+    return StoredItems(ref, "$", n, chunk_texts([{"i": i, "pad": pad} for i in range(n)]))
+
+
+def test_store_pages_by_item(tmp_path: Path) -> None:
+    store = SqliteStore(tmp_path / "s.sqlite3")
+    store.put_items(items_of(2500))
+    page = page_of(store, "res_aaaaaaaaaaaaaaaa", 995, 10)
+    assert [x["i"] for x in page.items] == list(range(995, 1005))  # across a chunk boundary
+    assert page.total == 2500 and page.has_more
+    last = page_of(store, "res_aaaaaaaaaaaaaaaa", 2495, 100)
+    assert len(last.items) == 5 and not last.has_more
+
+
+def test_schema_is_versioned(tmp_path: Path) -> None:
+    path = tmp_path / "run-repl.sqlite3"
+    SqliteStore(path).close()
+    db = sqlite3.connect(path)
+    assert db.execute("SELECT value FROM meta WHERE key = 'schema_version'").fetchone() == (
+        str(SCHEMA_VERSION),
+    )
+    assert db.execute("PRAGMA journal_mode").fetchone() == ("wal",)
+    db.execute("UPDATE meta SET value = '999' WHERE key = 'schema_version'")
+    db.commit()
+    db.close()
+    store, warning = open_store(tmp_path, max_bytes=1 << 20)
+    assert isinstance(store, MemoryStore)
+    assert warning is not None and "newer run-repl" in warning
+
+
+def test_corrupt_file_falls_back_to_memory_with_a_clear_warning(tmp_path: Path) -> None:
+    (tmp_path / "run-repl.sqlite3").write_bytes(b"this is not a database" * 100)
+    store, warning = open_store(tmp_path)
+    assert isinstance(store, MemoryStore)
+    assert warning is not None and "in-memory store" in warning and "--data-dir" in warning
+    store.put_items(items_of(3))  # and it still works
+    assert page_of(store, "res_aaaaaaaaaaaaaaaa").total == 3
+
+
+def test_data_dir_that_is_a_file_falls_back_to_memory(tmp_path: Path) -> None:
+    blocker = tmp_path / "blocker"
+    blocker.write_text("x")
+    store, warning = open_store(blocker)
+    assert isinstance(store, MemoryStore)
+    assert warning is not None
+
+
+def test_size_budget_evicts_least_recently_used(tmp_path: Path) -> None:
+    store = SqliteStore(tmp_path / "s.sqlite3", max_bytes=60_000)
+    pad = "x" * 200
+    store.put_items(items_of(100, "res_0000000000000001", pad))  # ~21 KB each
+    store.put_items(items_of(100, "res_0000000000000002", pad))
+    # Use the first again, so the second is the least recently used.
+    with store._write() as db:
+        db.execute("UPDATE results SET used_at = used_at + 1000 WHERE ref = 'res_0000000000000001'")
+    store.put_items(items_of(100, "res_0000000000000003", pad))
+    assert store.get_items("res_0000000000000002") is None
+    assert store.get_items("res_0000000000000001") is not None
+    assert store.get_items("res_0000000000000003") is not None
+    assert store.stored_bytes() <= 60_000
+    with pytest.raises(ResultRefNotFound):
+        page_of(store, "res_0000000000000002")
+
+
+def test_age_limit_expires_values(tmp_path: Path) -> None:
+    store = SqliteStore(tmp_path / "s.sqlite3", max_age_s=3600)
+    old = items_of(5, "res_000000000000000a")
+    old.created_at = time.time() - 7200
+    store.put_items(old)
+    assert store.get_items("res_000000000000000a") is None
+    store.put_items(items_of(5, "res_000000000000000b"))
+    count = store._read(lambda db: db.execute("SELECT COUNT(*) FROM results").fetchone()[0])
+    assert count == 1  # the expired one is gone from disk too
+
+
+def test_history_is_searchable(tmp_path: Path) -> None:
+    store = SqliteStore(tmp_path / "s.sqlite3")
+    store.record_run(
+        RunRecord(id="run_1", status="ok", source="await store.listOrders('c1')", started_at=1)
+    )
+    store.record_run(
+        RunRecord(
+            id="run_2", status="error", source="boom()", error_code="RUN_EXCEPTION", started_at=2
+        )
+    )
+    assert [r.id for r in store.list_runs()] == ["run_2", "run_1"]
+    assert [r.id for r in store.list_runs(query="listOrders")] == ["run_1"]
+    assert [r.id for r in store.list_runs(query="RUN_EXC")] == ["run_2"]
+    assert [r.id for r in store.list_runs(query="100%_")] == []
+    assert store.get_run("run_1").title == "await store.listOrders('c1')"
+
+
+def test_approval_claimed_once(tmp_path: Path) -> None:
+    store = SqliteStore(tmp_path / "s.sqlite3")
+    store.add_approvals(
+        [
+            PendingApproval(
+                id="int_1", run_id="run_1", source="s", path="documents.publish", continuation="tok"
+            )
+        ]
+    )
+    claimed = store.claim_approvals(["int_1"])
+    assert claimed[0].status == "claimed"
+    with pytest.raises(ApprovalConflict):
+        store.claim_approvals(["int_1"])
+    store.release_approvals(["int_1"])
+    store.claim_approvals(["int_1"])
+    store.finish_approvals({"int_1": "approved"}, "run_2")
+    assert store.get_approval("int_1").status == "approved"
+    assert store.list_approvals() == []
+
+
+CHILD = """
+import sys, json
+from run_repl.store import SqliteStore
+from run_repl.sandbox.result_store import StoredItems, page_of
+from run_repl.sandbox.value_window import chunk_texts
+store = SqliteStore(sys.argv[1])
+if sys.argv[2] == "write":
+    for k in range(int(sys.argv[4])):
+        ref = "res_%s%012d" % (sys.argv[3], k)
+        store.put_items(StoredItems(ref, "$", 50, chunk_texts(list(range(50)))))
+else:
+    print(json.dumps(page_of(store, sys.argv[3], 10, 5).items))
+"""
+
+
+def test_two_processes_writing_at_once_lose_nothing(tmp_path: Path) -> None:
+    path = str(tmp_path / "s.sqlite3")
+    SqliteStore(path).close()
+    procs = [
+        subprocess.Popen([sys.executable, "-c", CHILD, path, "write", tag, "60"])
+        for tag in ("aaaa", "bbbb")
+    ]
+    for p in procs:
+        assert p.wait(timeout=60) == 0
+    store = SqliteStore(path)
+    for tag in ("aaaa", "bbbb"):
+        for k in range(60):
+            assert store.get_items(f"res_{tag}{k:012d}") is not None
+
+
+async def test_a_ref_from_one_process_pages_in_another(tmp_path: Path) -> None:
+    path = tmp_path / "s.sqlite3"
+    runner = create_runner(store=SqliteStore(path))
+    result = await runner.run("Array.from({ length: 3000 }, (_, i) => i * 2)")
+    runner.flush()
+    out = subprocess.run(
+        [sys.executable, "-c", CHILD, str(path), "read", result.value_ref],
+        capture_output=True,
+        text=True,
+        check=True,
+    )
+    assert json.loads(out.stdout) == [20, 22, 24, 26, 28]
+
+
+async def test_runner_pages_before_and_after_the_write_behind(tmp_path: Path) -> None:
+    store = SqliteStore(tmp_path / "s.sqlite3")
+    runner = create_runner(store=store)
+    result = await runner.run("Array.from({ length: 5000 }, (_, i) => i)")
+    assert runner.expand(result.value_ref, 4000, 3).items == [4000, 4001, 4002]
+    runner.flush()
+    fresh = create_runner(store=store)
+    assert fresh.expand(result.value_ref, 4997, 10).items == [4997, 4998, 4999]

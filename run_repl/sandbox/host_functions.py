@@ -112,8 +112,11 @@ def _check_name(name: Any, where: str, top: bool) -> str:
             f"host_functions: {name!r}{where} is not a JavaScript identifier; "
             "use letters, digits, _ and $ (not starting with a digit)."
         )
-    if name in JS_RESERVED:
-        raise HostFunctionsError(f"host_functions: {name!r}{where} is a JavaScript reserved word.")
+    if top and name in JS_RESERVED:
+        # `documents.delete` is fine; a global named `delete` could never be written.
+        raise HostFunctionsError(
+            f"host_functions: {name!r} is a JavaScript reserved word; use it inside a namespace."
+        )
     if top and name in RESERVED_GLOBALS:
         raise HostFunctionsError(
             f"host_functions: {name!r} would replace the guest's own global {name}; "

@@ -127,6 +127,7 @@ class RunResult(_Envelope):
     error: RunErrorInfo | None = None
     interruptions: list[Interruption] | None = None
     continuation: str | None = None
+    next_actions: list[dict[str, Any]] | None = None  # for an interrupted run: what to decide
     run_id: str | None = None
 
     def _keep_null(self) -> frozenset[str]:

@@ -16,7 +16,9 @@ import time
 from collections.abc import Callable, Iterable, Mapping
 from typing import Any
 
+from . import codec
 from .approval import check_policy
+from .continuation import ContinuationInvalid, ContinuationSigner, as_secret, load_or_create_secret
 from .errors import ErrorCode
 from .guest_errors import map_error, plain_error
 from .host_functions import HostFunctionsError, HostManifest, build_manifest
@@ -118,8 +120,9 @@ class Runner:
         self.max_runs_in_flight = max_runs_in_flight
         self.audience = audience
         self.max_age_s = max_age_s
-        self._secret_arg = secret
-        self._verify_secrets = tuple(verify_secrets)
+        self._secret = as_secret(secret) if secret is not None else None
+        self._verify_secrets = tuple(as_secret(s) for s in verify_secrets)
+        self._signer_cache: ContinuationSigner | None = None
         self.approvals = check_policy(dict(approvals or {}))
         if store is not None and not isinstance(store, ResultStore):
             raise TypeError(
@@ -217,25 +220,116 @@ class Runner:
                 ),
                 started,
             )
+        replay = None
+        logical_run_id = run_id
         seed = [int.from_bytes(os.urandom(4), "little") for _ in range(4)]
+        clock_ms = int(time.time() * 1000)
+        if continuation is not None:
+            try:
+                state = self._resume_state(source, manifest, context, continuation, resolutions)
+            except ContinuationInvalid as exc:
+                return self._finish(
+                    RunResult(
+                        status="error",
+                        run_id=run_id,
+                        error=plain_error(
+                            ErrorCode.RUN_CONTINUATION_INVALID, f"Cannot resume: {exc}."
+                        ),
+                    ),
+                    started,
+                )
+            replay = state.plan
+            logical_run_id, seed, clock_ms = state.logical_run_id, state.seed, state.clock_ms
+        elif resolutions:
+            raise ValueError("resolutions are given with the continuation they answer")
         session = RunSession(
             code=prepared.code,
             manifest=manifest,
             limits=limits,
             pool=self.pool,
-            logical_run_id=run_id,
+            logical_run_id=logical_run_id,
             seed=seed,
-            clock_ms=int(time.time() * 1000),
+            clock_ms=clock_ms,
             on_log=on_log,
             on_call=on_call,
             cancel=cancel,
+            replay=replay,
             policy=self._policy(manifest),
         )
         outcome = await session.execute()
         result, stored = self._result(outcome, prepared, limits, manifest, run_id)
+        if outcome.kind == "interrupted":
+            result.continuation = self._signer().sign(
+                source=source,
+                manifest_digest=manifest.digest,
+                context=context,
+                logical_run_id=logical_run_id,
+                seed=seed,
+                clock_ms=clock_ms,
+                elapsed_ms=outcome.elapsed_ms,
+                ledger=outcome.ledger,
+                settle_order=outcome.settle_order,
+                interrupts=outcome.interrupts,
+                payload_wire={i.id: codec.encode(i.payload) for i in outcome.interrupts},
+            )
+            result.next_actions = [
+                {
+                    "type": "approve",
+                    "interruption_id": i.id,
+                    "path": i.path,
+                    "why": "Decide, then run again with continuation and resolutions.",
+                }
+                for i in outcome.interrupts
+            ]
         if stored:
             await self._store(stored)
         return self._finish(result, started)
+
+    def _signer(self) -> ContinuationSigner:
+        if self._signer_cache is None:
+            secret = self._secret
+            if secret is None and os.environ.get("RUN_REPL_SECRET"):
+                secret = as_secret(os.environ["RUN_REPL_SECRET"])
+            if secret is None:
+                from ..paths import data_dir
+
+                secret = load_or_create_secret(data_dir())
+            self._signer_cache = ContinuationSigner(
+                secret, self._verify_secrets, self.audience, self.max_age_s
+            )
+        return self._signer_cache
+
+    def _resume_state(
+        self,
+        source: str,
+        manifest: HostManifest,
+        context: Mapping[str, Any] | None,
+        continuation: str,
+        resolutions: list[Mapping[str, Any]] | None,
+    ) -> Any:
+        state, payloads = self._signer().verify(
+            continuation, source=source, manifest_digest=manifest.digest, context=context
+        )
+        answers: dict[str, Any] = {}
+        for item in resolutions or []:
+            if not isinstance(item, Mapping) or "interruption_id" not in item:
+                raise ContinuationInvalid(
+                    "each resolution is {'interruption_id': ..., 'value': ...}"
+                )
+            iid = str(item["interruption_id"])
+            if iid not in state.pending:
+                raise ContinuationInvalid(f"this continuation has no pending interruption {iid!r}")
+            answers[iid] = item.get("value")
+        for entry in state.plan.entries:
+            if (
+                entry.interruption_id
+                and entry.interruption_id in payloads
+                and payloads[entry.interruption_id]
+            ):
+                entry.payload = codec.decode(payloads[entry.interruption_id])
+        state.plan.resolutions.update(answers)
+        state.plan.issued_at = state.issued_at
+        return state
 
     async def _store(self, stored: list[StoredItems]) -> None:
         if isinstance(self.store, MemoryResultStore):

@@ -107,6 +107,9 @@ class ReplayPlan:
     settle_order: list[int]
     resolutions: dict[str, Any]
     elapsed_ms: float = 0.0
+    issued_at: float | None = (
+        None  # when the run was interrupted: approval wait is measured from it
+    )
 
 
 @dataclass
@@ -574,6 +577,8 @@ class RunSession:
                     old.interruption_id, old.payload, self.replay.resolutions[old.interruption_id]
                 )
                 record.decision = "pending"
+                if self.replay.issued_at is not None:
+                    record.wait_ms = round(max(0.0, time.time() - self.replay.issued_at) * 1000, 1)
             elif old.interruption_id:
                 # Still undecided: the call is interrupted again, with the same id.
                 self.interrupts.append(

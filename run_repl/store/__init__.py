@@ -11,8 +11,8 @@ from __future__ import annotations
 import os
 from pathlib import Path
 
+from ..paths import config_dir, data_dir
 from .memory_store import MemoryStore
-from .paths import config_dir, data_dir
 from .records import ApprovalConflict, PendingApproval, RunRecord, Store
 from .sqlite_store import DEFAULT_MAX_AGE_S, DEFAULT_MAX_BYTES, SqliteStore, StoreError
 

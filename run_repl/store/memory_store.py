@@ -79,4 +79,5 @@ class MemoryStore(MemoryResultStore):
         with self._alock:
             for i in ids:
                 a = self._approvals[i]
-                a.continuation, a.run_id, a.status = continuation, run_id, "pending"
+                if a.status in ("pending", "claimed"):
+                    a.continuation, a.run_id, a.status = continuation, run_id, "pending"

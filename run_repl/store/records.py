@@ -9,7 +9,8 @@ from pydantic import BaseModel, Field
 
 from ..sandbox.result_store import StoredItems
 
-ApprovalStatus = Literal["pending", "claimed", "approved", "denied", "failed"]
+# superseded: its run was resumed through another approval and ended without reaching this call again
+ApprovalStatus = Literal["pending", "claimed", "approved", "denied", "failed", "superseded"]
 
 
 class RunRecord(BaseModel):

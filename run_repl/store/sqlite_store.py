@@ -393,7 +393,8 @@ class SqliteStore:
         with self._write() as db:
             for approval_id in ids:
                 db.execute(
-                    "UPDATE approvals SET continuation = ?, run_id = ?, status = 'pending' WHERE id = ?",
+                    "UPDATE approvals SET continuation = ?, run_id = ?, status = 'pending' "
+                    "WHERE id = ? AND status IN ('pending', 'claimed')",
                     (continuation, run_id, approval_id),
                 )
 

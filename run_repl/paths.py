@@ -1,4 +1,7 @@
-"""Where run-repl keeps its files: the data and config directories."""
+"""Where run-repl keeps its files: the data and config directories.
+
+Shared by the engine (its continuation secret) and the front ends (the store,
+the config), so it sits above both and imports neither."""
 
 from __future__ import annotations
 

@@ -1,0 +1,259 @@
+"""Continuations: the signed token an interrupted run hands back, to resume it later.
+
+The token carries what replay needs (the ledger of finished calls with their
+results, the order they were answered in, the seed and the clock) and is
+bound to the source, the host manifest, an audience and an optional context.
+HMAC-SHA256 over a canonical encoding gives integrity, not secrecy: anyone
+holding a token can read the recorded call results in it. Keep tokens where
+you would keep those results.
+
+    rrc1.<base64url(zlib(canonical JSON))>.<base64url(HMAC-SHA256)>
+"""
+
+from __future__ import annotations
+
+import base64
+import hashlib
+import hmac
+import json
+import os
+import secrets
+import time
+import zlib
+from collections.abc import Iterable, Mapping
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from .session import LedgerEntry, PendingInterrupt, ReplayPlan
+
+PREFIX = "rrc1"
+MIN_SECRET_BYTES = 32
+MAX_TOKEN_BYTES = 64 << 20
+SECRET_FILE = "continuation-secret.key"
+
+
+class ContinuationInvalid(ValueError):
+    """Tampered, truncated, expired, or for another source, host, audience or context."""
+
+
+def _b64(data: bytes) -> str:
+    return base64.urlsafe_b64encode(data).rstrip(b"=").decode("ascii")
+
+
+def _unb64(text: str) -> bytes:
+    if not text or any(
+        c not in "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789-_" for c in text
+    ):
+        raise ContinuationInvalid("the token is not base64url")
+    try:
+        raw = base64.urlsafe_b64decode(text + "=" * (-len(text) % 4))
+    except ValueError as exc:  # binascii.Error: a length no encoder makes
+        raise ContinuationInvalid("the token is truncated") from exc
+    # Unused low bits of the last character could differ and decode the same:
+    # only the one canonical spelling of a token is that token.
+    if _b64(raw) != text:
+        raise ContinuationInvalid("the token is not in canonical form")
+    return raw
+
+
+def _canonical(value: Any) -> bytes:
+    return json.dumps(
+        value, sort_keys=True, separators=(",", ":"), ensure_ascii=True, allow_nan=False
+    ).encode()
+
+
+def source_digest(source: str) -> str:
+    return hashlib.sha256(source.encode("utf-8", "surrogatepass")).hexdigest()
+
+
+def as_secret(value: bytes | str) -> bytes:
+    raw = value.encode() if isinstance(value, str) else bytes(value)
+    if len(raw) < MIN_SECRET_BYTES:
+        raise ValueError(
+            f"a continuation secret must be at least {MIN_SECRET_BYTES} bytes (got {len(raw)}); "
+            "generate one with `python -c 'import secrets; print(secrets.token_hex(32))'`."
+        )
+    return raw
+
+
+def load_or_create_secret(data_dir: Path) -> bytes:
+    """The secret in the data directory, made once (mode 0600) if it is not there."""
+    path = data_dir / SECRET_FILE
+    try:
+        raw = path.read_bytes().strip()
+        if len(raw) >= MIN_SECRET_BYTES:
+            return raw
+    except FileNotFoundError:
+        pass
+    data_dir.mkdir(parents=True, exist_ok=True)
+    fresh = secrets.token_hex(32).encode()
+    tmp = path.with_name(path.name + f".{os.getpid()}.tmp")
+    fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600)
+    with os.fdopen(fd, "wb") as fh:
+        fh.write(fresh)
+    try:
+        # Two processes may race to make it: the first one's secret wins.
+        os.link(tmp, path)
+    except FileExistsError:
+        pass
+    finally:
+        tmp.unlink(missing_ok=True)
+    return path.read_bytes().strip()
+
+
+@dataclass(frozen=True)
+class ContinuationState:
+    """What a verified token says."""
+
+    logical_run_id: str
+    seed: list[int]
+    clock_ms: int
+    elapsed_ms: float
+    plan: ReplayPlan
+    pending: list[str]
+    issued_at: float
+
+
+class ContinuationSigner:
+    def __init__(
+        self,
+        secret: bytes,
+        verify_secrets: Iterable[bytes] = (),
+        audience: str = "run-repl",
+        max_age_s: int = 86_400,
+    ) -> None:
+        self.secret = secret
+        self.verify_secrets = [secret, *verify_secrets]
+        self.audience = audience
+        self.max_age_s = max_age_s
+
+    def sign(
+        self,
+        *,
+        source: str,
+        manifest_digest: str,
+        context: Mapping[str, Any] | None,
+        logical_run_id: str,
+        seed: list[int],
+        clock_ms: int,
+        elapsed_ms: float,
+        ledger: list[LedgerEntry],
+        settle_order: list[int],
+        interrupts: list[PendingInterrupt],
+        payload_wire: dict[str, str],
+    ) -> str:
+        now = time.time()
+        body = {
+            "v": 1,
+            "aud": self.audience,
+            "ctx": dict(context) if context else None,
+            "iat": round(now, 3),
+            "exp": round(now + self.max_age_s, 3),
+            "src": source_digest(source),
+            "man": manifest_digest,
+            "run": logical_run_id,
+            "seed": seed,
+            "clock": clock_ms,
+            "elapsed": round(elapsed_ms, 3),
+            "order": settle_order,
+            "calls": [
+                {
+                    "seq": e.seq,
+                    "path": e.path,
+                    "args": e.digest(),
+                    "ok": e.ok,
+                    "wire": e.wire,
+                    "t": round(e.elapsed_ms, 3),
+                    "int": e.interruption_id,
+                    "payload": payload_wire.get(e.interruption_id) if e.interruption_id else None,
+                    "decision": e.decision,
+                }
+                for e in ledger
+                if e.ok is not None or e.interruption_id is not None
+            ],
+            "pending": [i.id for i in interrupts],
+        }
+        data = _b64(zlib.compress(_canonical(body), 6))
+        mac = hmac.new(self.secret, f"{PREFIX}.{data}".encode(), hashlib.sha256).digest()
+        return f"{PREFIX}.{data}.{_b64(mac)}"
+
+    def verify(
+        self,
+        token: Any,
+        *,
+        source: str,
+        manifest_digest: str,
+        context: Mapping[str, Any] | None,
+    ) -> tuple[ContinuationState, dict[str, str]]:
+        """The token's state and interrupt payload wires; raises ContinuationInvalid."""
+        if not isinstance(token, str) or len(token) > MAX_TOKEN_BYTES:
+            raise ContinuationInvalid("the continuation is not a token string")
+        parts = token.split(".")
+        if len(parts) != 3 or parts[0] != PREFIX:
+            raise ContinuationInvalid(
+                "the continuation is malformed (truncated or not a run-repl token)"
+            )
+        mac = _unb64(parts[2])
+        signed = f"{parts[0]}.{parts[1]}".encode()
+        if not any(
+            hmac.compare_digest(mac, hmac.new(key, signed, hashlib.sha256).digest())
+            for key in self.verify_secrets
+        ):
+            raise ContinuationInvalid(
+                "the continuation's signature does not match (tampered, or another key)"
+            )
+        try:
+            body = json.loads(zlib.decompress(_unb64(parts[1]), bufsize=1 << 16))
+        except (zlib.error, ValueError) as exc:
+            raise ContinuationInvalid("the continuation could not be decoded") from exc
+        if not isinstance(body, dict) or body.get("v") != 1:
+            raise ContinuationInvalid("the continuation is from another version of run-repl")
+        if body.get("aud") != self.audience:
+            raise ContinuationInvalid(
+                f"the continuation is for audience {body.get('aud')!r}, not {self.audience!r}"
+            )
+        if time.time() > float(body.get("exp", 0)):
+            raise ContinuationInvalid("the continuation has expired")
+        if body.get("src") != source_digest(source):
+            raise ContinuationInvalid(
+                "the continuation is for another source: resume with the same snippet"
+            )
+        if body.get("man") != manifest_digest:
+            raise ContinuationInvalid("the continuation is for another set of host functions")
+        if (body.get("ctx") or None) != (dict(context) if context else None):
+            raise ContinuationInvalid(
+                "the continuation is bound to another context (tenant or user)"
+            )
+        try:
+            entries = [
+                LedgerEntry(
+                    seq=int(c["seq"]),
+                    path=str(c["path"]),
+                    args_digest=str(c["args"]),
+                    ok=c["ok"],
+                    wire=c["wire"],
+                    elapsed_ms=float(c["t"]),
+                    interruption_id=c["int"],
+                    decision=c.get("decision"),
+                )
+                for c in body["calls"]
+            ]
+            payloads = {c["int"]: c["payload"] for c in body["calls"] if c["int"]}
+            state = ContinuationState(
+                logical_run_id=str(body["run"]),
+                seed=[int(x) for x in body["seed"]],
+                clock_ms=int(body["clock"]),
+                elapsed_ms=float(body["elapsed"]),
+                plan=ReplayPlan(
+                    entries=entries,
+                    settle_order=[int(s) for s in body["order"]],
+                    resolutions={},
+                    elapsed_ms=float(body["elapsed"]),
+                ),
+                pending=[str(p) for p in body["pending"]],
+                issued_at=float(body["iat"]),
+            )
+        except (KeyError, TypeError, ValueError) as exc:
+            raise ContinuationInvalid("the continuation's contents are incomplete") from exc
+        return state, payloads

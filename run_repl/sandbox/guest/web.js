@@ -89,6 +89,42 @@ if (DOMExceptionCtor) {
   }
 }
 
+// Builtin prototypes as they were when this file loaded.  The prelude later
+// turns some of their data properties into accessors (its fix for the
+// "override mistake") and replaces the Function constructors with poisoned
+// ones; lookups of these keys keep using the original values, which are what
+// the accessors return anyway and never involve user code.
+const INTRINSIC_SNAPSHOT = new Map();
+for (const proto of [
+  Object.prototype, Function.prototype, Array.prototype, String.prototype, Number.prototype,
+  Boolean.prototype, Symbol.prototype, BigInt.prototype, Date.prototype, RegExp.prototype,
+  Promise.prototype, Map.prototype, Set.prototype, WeakMap.prototype, WeakSet.prototype,
+  ArrayBuffer.prototype, DataView.prototype, TypedArrayProto, Error.prototype,
+  EvalError.prototype, RangeError.prototype, ReferenceError.prototype, SyntaxError.prototype,
+  TypeError.prototype, URIError.prototype, AggregateError.prototype, AsyncFunctionProto,
+  GeneratorFunctionProto, AsyncGeneratorFunctionProto, ...[...TYPED_ARRAYS.values()].map((C) => C.prototype),
+  SAB && SAB.prototype, typeof WeakRef === "function" && WeakRef.prototype,
+  typeof FinalizationRegistry === "function" && FinalizationRegistry.prototype,
+  DOMExceptionCtor && DOMExceptionCtor.prototype,
+]) {
+  if (!proto) continue;
+  const snap = new Map();
+  for (const key of ["constructor", "name", "message"]) {
+    const d = getOwnDesc(proto, key);
+    if (d !== undefined && "value" in d) snap.set(key, d.value);
+  }
+  INTRINSIC_SNAPSHOT.set(proto, snap);
+}
+
+// Own property descriptor, with the snapshot above taking precedence.
+function ownDesc(obj, key) {
+  const snap = INTRINSIC_SNAPSHOT.get(obj);
+  if (snap !== undefined && snap.has(key)) {
+    return { value: snap.get(key), writable: false, enumerable: false, configurable: false };
+  }
+  return getOwnDesc(obj, key);
+}
+
 // Try a brand-checking getter/method; true when `v` has the internal slot.
 function hasBrand(fn, v, ...args) {
   if (!fn) return false;
@@ -103,7 +139,7 @@ function hasBrand(fn, v, ...args) {
 // Property descriptor lookup along the prototype chain (never calls getters).
 function findDesc(obj, key) {
   for (let i = 0; obj !== null && obj !== undefined && i < MAX_PROTO_WALK; i++) {
-    const d = getOwnDesc(obj, key);
+    const d = ownDesc(obj, key);
     if (d !== undefined) return d;
     obj = getProto(obj);
   }
@@ -116,7 +152,13 @@ function safeGet(obj, key) {
   const d = findDesc(obj, key);
   if (d === undefined) return undefined;
   if ("value" in d) return d.value;
-  if (d.get && SAFE_GETTERS.has(d.get)) return d.get.call(obj);
+  if (d.get && SAFE_GETTERS.has(d.get)) {
+    try {
+      return d.get.call(obj);
+    } catch {
+      return undefined; // e.g. a brand check failing on a look-alike object
+    }
+  }
   return undefined;
 }
 
@@ -443,34 +485,43 @@ function punycodeDecode(input) {
   return out;
 }
 
-// UTS #46 "domain to ASCII", reduced to: NFKC + lowercase + dot mapping,
-// removal of default-ignorable characters, punycode for non-ASCII labels and
-// a validity check on existing "xn--" labels.
+// Characters UTS #46 ignores (removed before anything else).
+const IDNA_IGNORED =
+  /[\u00ad\u034f\u180b-\u180d\u180f\u200b\u2060\ufe00-\ufe0f\ufeff\u{1bca0}-\u{1bca3}\u{e0100}-\u{e01ef}]/gu;
+// Approximation of UTS #46 "disallowed" (no Unicode data tables here):
+// unassigned, private use, surrogates, controls, format characters (this
+// includes ZWJ/ZWNJ, whose CONTEXTJ rule rarely passes), U+FFFD, noncharacters.
+const IDNA_DISALLOWED =
+  /[\p{Cn}\p{Co}\p{Cs}\p{Cc}\p{Cf}\ufffd\ufdd0-\ufdef\ufffe\uffff\u{1fffe}\u{1ffff}\u{10fffe}\u{10ffff}]/u;
+
+function isValidUnicodeLabel(label) {
+  return !IDNA_DISALLOWED.test(label) && !/^\p{M}/u.test(label);
+}
+
+// UTS #46 "domain to ASCII" (non-transitional, no STD3 rules), reduced to:
+// ignored characters removed, NFKC + lowercase as the mapping, ideographic
+// dots, validity checks, punycode for non-ASCII labels and validation of
+// existing "xn--" labels.
 function domainToASCII(domain) {
   let s = domain;
-  if (/[^\x00-\x7f]/.test(s)) {
-    s = s.replace(/[\u00ad\u034f\u180b-\u180d\u200b\u2060\ufe00-\ufe0f\ufeff]/g, "")
-      .normalize("NFKC");
-  }
+  if (/[^\x00-\x7f]/.test(s)) s = s.replace(IDNA_IGNORED, "").normalize("NFKC");
   s = s.toLowerCase().replace(/[\u3002\uff0e\uff61]/g, ".");
-  // Disallowed by UTS #46: U+FFFD (from bad percent-decoding), C1 controls and
-  // noncharacters.
-  for (const ch of s) {
-    const cp = ch.codePointAt(0);
-    if (cp === 0xfffd || (cp >= 0x80 && cp < 0xa0) || (cp >= 0xfdd0 && cp <= 0xfdef) ||
-      (cp & 0xfffe) === 0xfffe) {
-      return FAILURE;
-    }
-  }
   const labels = s.split(".");
   for (let i = 0; i < labels.length; i++) {
     const label = labels[i];
-    if (/[^\x00-\x7f]/.test(label)) {
+    if (label.startsWith("xn--")) {
+      if (/[^\x00-\x7f]/.test(label)) return FAILURE;
+      const cps = punycodeDecode(label.slice(4));
+      if (cps === FAILURE || cps.length === 0) return FAILURE;
+      let decoded = "";
+      for (const cp of cps) decoded += String.fromCodePoint(cp);
+      // The decoded label must be valid and already in mapped (NFKC, lower) form.
+      if (!isValidUnicodeLabel(decoded) || decoded.normalize("NFKC").toLowerCase() !== decoded) {
+        return FAILURE;
+      }
+    } else if (/[^\x00-\x7f]/.test(label)) {
+      if (!isValidUnicodeLabel(label)) return FAILURE;
       labels[i] = "xn--" + punycodeEncode(label);
-    } else if (label.startsWith("xn--")) {
-      const decoded = punycodeDecode(label.slice(4));
-      if (decoded === FAILURE || decoded.length === 0) return FAILURE;
-      if (decoded.some((c) => c < 0x20 || (c >= 0x7f && c < 0xa0))) return FAILURE;
     }
   }
   const result = labels.join(".");
@@ -1090,15 +1141,19 @@ function stripTrailingSpacesFromOpaquePath(rec) {
 // application/x-www-form-urlencoded
 // ---------------------------------------------------------------------------
 
+// Input is always a well-formed (USV) string, so text without "%" or "+"
+// decodes to itself.
+function formDecode(s) {
+  if (!/[%+]/.test(s)) return s;
+  return utf8DecodeNoBOM(pctDecodeBytes(utf8Encode(s.replace(/\+/g, " "))));
+}
+
 function parseFormUrlencoded(input) {
   const list = [];
   for (const seq of input.split("&")) {
     if (seq === "") continue;
     const eq = seq.indexOf("=");
-    const name = eq < 0 ? seq : seq.slice(0, eq);
-    const value = eq < 0 ? "" : seq.slice(eq + 1);
-    const dec = (s) => utf8DecodeNoBOM(pctDecodeBytes(utf8Encode(s.replace(/\+/g, " "))));
-    list.push([dec(name), dec(value)]);
+    list.push(eq < 0 ? [formDecode(seq), ""] : [formDecode(seq.slice(0, eq)), formDecode(seq.slice(eq + 1))]);
   }
   return list;
 }
@@ -1273,10 +1328,11 @@ class URL {
       stripTrailingSpacesFromOpaquePath(rec);
       return;
     }
-    const input = v[0] === "?" ? v.slice(1) : v;
     rec.query = "";
-    basicParse(input, null, rec, S_QUERY);
-    qst.list = parseFormUrlencoded(input);
+    basicParse(v[0] === "?" ? v.slice(1) : v, null, rec, S_QUERY);
+    // The spec parses the setter's input; parsing the resulting query instead
+    // (as Node does) also drops tabs and newlines, like the URL itself.
+    qst.list = parseFormUrlencoded(rec.query);
   }
 
   get searchParams() {
@@ -1800,7 +1856,7 @@ function getConstructorName(obj, ctx, recurseTimes) {
   let firstProto;
   const tmp = obj;
   for (let i = 0; obj !== null && i < MAX_PROTO_WALK; i++) {
-    const d = getOwnDesc(obj, "constructor");
+    const d = ownDesc(obj, "constructor");
     if (d !== undefined && typeof d.value === "function") {
       const name = dataOwnString(d.value, "name");
       if (name) {
@@ -2598,7 +2654,7 @@ function hasBuiltInToString(value) {
       if ((checkToString && hasOwn(pointer, "toString")) ||
         (checkToPrimitive && hasOwn(pointer, Symbol.toPrimitive))) break;
     }
-    const d = getOwnDesc(pointer, "constructor");
+    const d = ownDesc(pointer, "constructor");
     return d !== undefined && typeof d.value === "function" &&
       BUILTIN_CTOR_NAMES.has(dataOwnString(d.value, "name"));
   } catch {
@@ -2734,18 +2790,32 @@ if (typeof AsyncDisposableStack === "function") {
   UNCLONEABLE_PROTOS.push([AsyncDisposableStack.prototype, "an AsyncDisposableStack"]);
 }
 
-// Lazily rendered path of the value being cloned, e.g. value.a[2].
+// Path of the value being cloned, e.g. value.a[2]: a linked list of
+// {parent, key, how} nodes, rendered only when an error is reported.
 function renderClonePath(node) {
   const segs = [];
-  for (; node !== null; node = node.parent) segs.push(node.seg);
+  for (; node !== null; node = node.parent) {
+    const k = node.key;
+    switch (node.how) {
+      case "prop":
+        segs.push(/^[A-Za-z_$][\w$]*$/.test(k) ? `.${k}` : ARRAY_INDEX.test(k) ? `[${k}]`
+          : `[${JSON.stringify(k)}]`);
+        break;
+      case "mapkey":
+        segs.push(`.keys()[${k}]`);
+        break;
+      case "mapvalue":
+        segs.push(`.get(${typeof k === "string" ? JSON.stringify(k)
+          : typeof k === "number" ? formatNumber(k) : "<key>"})`);
+        break;
+      case "setvalue":
+        segs.push(`.values()[${k}]`);
+        break;
+      default:
+        segs.push(k); // "value", ".buffer", ".cause"
+    }
+  }
   return segs.reverse().join("");
-}
-
-function pathSegment(key) {
-  if (typeof key === "number") return `[${key}]`;
-  if (/^[A-Za-z_$][\w$]*$/.test(key)) return `.${key}`;
-  if (ARRAY_INDEX.test(key)) return `[${key}]`;
-  return `[${JSON.stringify(key)}]`;
 }
 
 function dataCloneError(what, pathNode) {
@@ -2756,8 +2826,15 @@ function dataCloneError(what, pathNode) {
   return err;
 }
 
+const DATA_DESC = { __proto__: null, value: undefined, writable: true, enumerable: true,
+  configurable: true };
+
+// CreateDataProperty; plain assignment would hit frozen prototype properties
+// (toString, constructor, ...) or the __proto__ setter.
 function defineData(obj, key, value) {
-  defineProp(obj, key, { value, writable: true, enumerable: true, configurable: true });
+  DATA_DESC.value = value;
+  defineProp(obj, key, DATA_DESC);
+  DATA_DESC.value = undefined;
 }
 
 function cloneArrayBuffer(buf) {
@@ -2775,7 +2852,8 @@ function cloneArrayBuffer(buf) {
 // Clone the object `v` that is not in `memory` yet.  Leaf types are copied
 // here; containers are created empty, registered in `memory`, and a frame is
 // pushed on `frames` so their contents get cloned afterwards.
-function cloneObject(v, path, memory, frames, clone) {
+function cloneObject(v, parent, key, how, memory, frames, clone) {
+  const path = { parent, key, how };
   const proto = getProto(v);
   let plain = proto === Object.prototype || (proto === Array.prototype && isArray(v));
   let out;
@@ -2798,11 +2876,11 @@ function cloneObject(v, path, memory, frames, clone) {
     } else if (hasBrand(sabByteLengthGet, v)) {
       out = v; // shared memory stays shared
     } else if (taTagGet.call(v) !== undefined) {
-      const buffer = clone(taBufferGet.call(v), { parent: path, seg: ".buffer" });
+      const buffer = clone(taBufferGet.call(v), path, ".buffer", "");
       const Ctor = TYPED_ARRAYS.get(taTagGet.call(v));
       out = new Ctor(buffer, taByteOffsetGet.call(v), taLengthGet.call(v));
     } else if (hasBrand(dvBufferGet, v)) {
-      const buffer = clone(dvBufferGet.call(v), { parent: path, seg: ".buffer" });
+      const buffer = clone(dvBufferGet.call(v), path, ".buffer", "");
       out = new DataView(buffer, dvByteOffsetGet.call(v), dvByteLengthGet.call(v));
     } else if (hasBrand(mapSizeGet, v)) {
       out = new Map();
@@ -2847,13 +2925,15 @@ function cloneObject(v, path, memory, frames, clone) {
       out = {};
     }
     memory.set(v, out);
-    const keys = [];
-    for (const k of ownKeys(v)) {
-      if (typeof k !== "string") continue;
-      const d = getOwnDesc(v, k);
-      if (d !== undefined && d.enumerable) keys.push(k);
+    // Own enumerable string keys; array indices come first and can be
+    // assigned directly.
+    const keys = Object.keys(v);
+    let indexCount = 0;
+    if (isArray(out)) {
+      indexCount = keys.length;
+      while (indexCount > 0 && !isIndexKey(keys[indexCount - 1])) indexCount--;
     }
-    if (keys.length) frames.push({ kind: "props", v, out, path, items: keys, i: 0 });
+    if (keys.length) frames.push({ kind: "props", v, out, path, items: keys, i: 0, indexCount });
     return out;
   }
   memory.set(v, out);
@@ -2867,40 +2947,43 @@ function cloneObject(v, path, memory, frames, clone) {
 function structuredCloneValue(value) {
   const memory = new Map();
   const frames = [];
-  const clone = (v, path) => {
-    if (typeof v === "symbol") throw dataCloneError("a symbol", path);
-    if (typeof v === "function") throw dataCloneError("a function", path);
-    if (v === null || typeof v !== "object") return v;
+  // `parent`, `key` and `how` describe the path; a node is only allocated
+  // for objects and errors.
+  const clone = (v, parent, key, how) => {
+    const t = typeof v;
+    if (t === "symbol") throw dataCloneError("a symbol", { parent, key, how });
+    if (t === "function") throw dataCloneError("a function", { parent, key, how });
+    if (v === null || t !== "object") return v;
     const seen = memory.get(v);
     if (seen !== undefined) return seen;
-    return cloneObject(v, path, memory, frames, clone);
+    return cloneObject(v, parent, key, how, memory, frames, clone);
   };
-  const result = clone(value, { parent: null, seg: "value" });
+  const result = clone(value, null, "value", "");
   while (frames.length > 0) {
     const f = frames[frames.length - 1];
     if (f.kind === "cause") {
       frames.pop();
-      const cause = clone(f.v.cause, { parent: f.path, seg: ".cause" });
+      const cause = clone(f.v.cause, f.path, ".cause", "");
       defineProp(f.out, "cause", { value: cause, writable: true, configurable: true });
     } else if (f.i >= f.items.length) {
       frames.pop();
     } else if (f.kind === "props") {
-      const k = f.items[f.i++];
-      // CreateDataProperty: plain assignment would hit frozen prototype
-      // properties (toString, constructor, ...) or the __proto__ setter.
-      if (hasOwn(f.v, k)) defineData(f.out, k, clone(f.v[k], { parent: f.path, seg: pathSegment(k) }));
+      const i = f.i++;
+      const k = f.items[i];
+      if (!hasOwn(f.v, k)) continue;
+      const cv = clone(f.v[k], f.path, k, "prop");
+      if (i < f.indexCount) f.out[k] = cv;
+      else defineData(f.out, k, cv);
     } else if (f.kind === "set") {
       const i = f.i++;
-      f.out.add(clone(f.items[i], { parent: f.path, seg: `.values()[${i}]` }));
+      f.out.add(clone(f.items[i], f.path, i, "setvalue"));
     } else if (!f.keyDone) {
       // Map entry: the key (and anything it contains) first, then the value.
-      f.key = clone(f.items[f.i][0], { parent: f.path, seg: `.keys()[${f.i}]` });
+      f.key = clone(f.items[f.i][0], f.path, f.i, "mapkey");
       f.keyDone = true;
     } else {
       const [k, val] = f.items[f.i];
-      const keySeg = typeof k === "string" ? JSON.stringify(k)
-        : typeof k === "number" ? formatNumber(k) : `<key ${f.i}>`;
-      f.out.set(f.key, clone(val, { parent: f.path, seg: `.get(${keySeg})` }));
+      f.out.set(f.key, clone(val, f.path, k, "mapvalue"));
       f.keyDone = false;
       f.i++;
     }

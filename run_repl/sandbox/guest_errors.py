@@ -36,6 +36,26 @@ def user_frames(stack: str | None, prepared: PreparedSource | None) -> list[tupl
     return out
 
 
+_POSITION = re.compile(r"<input>:(\d+):(\d+)")
+
+
+def rewrite_positions(text: str, prepared: PreparedSource) -> str:
+    """Stack text the snippet printed (console.log(err)): the engine's own frames
+    dropped, positions mapped to the user's text."""
+    out = []
+    for line in text.split("\n"):
+        m = _POSITION.search(line)
+        if m is None:
+            out.append(line)
+            continue
+        if int(m[1]) >= PRELUDE_LINE_BASE and line.lstrip().startswith("at "):
+            continue
+        user_line, user_col = prepared.to_user_position(int(m[1]), int(m[2]))
+        line = _POSITION.sub(f"{SNIPPET_NAME}:{user_line}:{user_col}", line, count=1)
+        out.append(line.replace(WRAPPER_FUNCTION_NAME, "<snippet>"))
+    return "\n".join(out)
+
+
 def format_stack(frames: list[tuple[str, int, int]], header: str) -> str:
     lines = [header]
     for name, line, col in frames:

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import asyncio
 import concurrent.futures
+import functools
 import json
 import os
 import secrets
@@ -20,7 +21,7 @@ from . import codec
 from .approval import check_policy
 from .continuation import ContinuationInvalid, ContinuationSigner, as_secret, load_or_create_secret
 from .errors import ErrorCode
-from .guest_errors import map_error, plain_error
+from .guest_errors import map_error, plain_error, rewrite_positions
 from .host_functions import HostFunctionsError, HostManifest, build_manifest
 from .limits import Limits
 from .result import (
@@ -255,6 +256,7 @@ class Runner:
             cancel=cancel,
             replay=replay,
             policy=self._policy(manifest),
+            rewrite_log=functools.partial(rewrite_positions, prepared=prepared),
         )
         outcome = await session.execute()
         result, stored = self._result(outcome, prepared, limits, manifest, run_id)

@@ -150,6 +150,7 @@ class RunSession:
         cancel: asyncio.Event | None = None,
         replay: ReplayPlan | None = None,
         policy: Callable[[str], str] | None = None,
+        rewrite_log: Callable[[str], str] | None = None,
     ) -> None:
         self.code = code
         self.manifest = manifest
@@ -163,6 +164,7 @@ class RunSession:
         self.cancel = cancel
         self.replay = replay
         self.policy = policy
+        self.rewrite_log = rewrite_log
         self.logs: list[LogLine] = []
         self.calls: dict[int, CallRecord] = {}
         self.ledger: dict[int, LedgerEntry] = {}
@@ -435,6 +437,8 @@ class RunSession:
         elif kind == frames.LOG:
             level = frames.LOG_LEVELS[payload[0]] if payload[0] < len(frames.LOG_LEVELS) else "log"
             text = json.loads(payload[1:])
+            if self.rewrite_log is not None and "<input>:" in text:
+                text = self.rewrite_log(text)
             line = LogLine(level=level, text=text, at_ms=round(self.elapsed_ms(), 3))  # type: ignore[arg-type]
             self.logs.append(line)
             self._emit(self.on_log, line)

@@ -1,0 +1,1 @@
+"""Host sets: loading `--host module:attr`, describing a host's functions, and the demo host."""

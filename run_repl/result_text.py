@@ -139,6 +139,10 @@ def format_result(result: RunResult, *, source: str | None = None, color: bool =
 
 
 def write_result(result: RunResult, *, source: str | None = None, stream: TextIO | None = None) -> None:
+    """Print for a terminal: guest text cannot send escape sequences of its own."""
+    from .safe_text import clean_result, printable
+
     stream = stream or sys.stdout
-    stream.write(format_result(result, source=source, color=use_color(stream)) + "\n")
+    text = format_result(clean_result(result), source=source, color=use_color(stream))
+    stream.write(printable(text) + "\n")
     stream.flush()

@@ -8,6 +8,7 @@ and which the parent checks every call against.
 
 from __future__ import annotations
 
+import functools
 import hashlib
 import inspect
 import json
@@ -45,6 +46,29 @@ JS_RESERVED = frozenset(
 
 class HostFunctionsError(TypeError):
     """The host_functions argument is malformed; the message names the entry."""
+
+
+@functools.lru_cache(maxsize=4096)
+def _signature_of(fn: Callable[..., Any]) -> inspect.Signature | None:
+    try:
+        return inspect.signature(fn)
+    except (TypeError, ValueError):
+        return None
+
+
+def check_arguments(fn: Callable[..., Any], args: list[Any]) -> str | None:
+    """Why these arguments cannot be passed to `fn`, or None if they can."""
+    try:
+        sig = _signature_of(fn)
+    except TypeError:  # an unhashable callable: let the call itself decide
+        return None
+    if sig is None:
+        return None
+    try:
+        sig.bind(*args)
+    except TypeError as exc:
+        return str(exc)
+    return None
 
 
 @dataclass(frozen=True)

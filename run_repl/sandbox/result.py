@@ -101,7 +101,8 @@ class Interruption(_Envelope):
 class RunStats(_Envelope):
     host_calls: int = 0
     host_calls_replayed: int = 0
-    memory_peak_bytes: int | None = None
+    heap_bytes: int | None = None  # the sandbox's heap at the end (what memory_bytes limits)
+    memory_peak_bytes: int | None = None  # the worker process's peak resident size
     memory_limit_bytes: int | None = None
     value_bytes: int | None = None
     worker_start_ms: float | None = None

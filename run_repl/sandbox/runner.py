@@ -395,6 +395,7 @@ class Runner:
         stats = RunStats(
             host_calls=len(outcome.calls),
             host_calls_replayed=sum(1 for c in outcome.calls if c.replayed),
+            heap_bytes=worker_stats.get("heap_bytes"),
             memory_peak_bytes=worker_stats.get("memory_peak_bytes"),
             memory_limit_bytes=limits.memory_bytes,
             value_bytes=payload.get("value_bytes"),

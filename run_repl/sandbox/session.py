@@ -24,7 +24,7 @@ from typing import Any
 from . import codec, frames
 from .context import CancelledFlag, HostFunctionContext, Interrupt, Resume, bind
 from .errors import ErrorCode
-from .host_functions import HostManifest, did_you_mean
+from .host_functions import HostManifest, check_arguments, did_you_mean
 from .limits import Limits
 from .result import CallRecord, LogLine
 from .worker_pool import WorkerPool, WorkerProcess
@@ -653,6 +653,19 @@ class RunSession:
         started: float,
     ) -> None:
         seq = hctx.request_index
+        problem = check_arguments(fn.fn, hctx.args)
+        if problem is not None:
+            # The call's shape is the snippet's business: say what the function takes.
+            self._reply_error(
+                seq,
+                ErrorCode.RUN_HOST_FUNCTION_ERROR,
+                f"{hctx.path}{_shape(fn.fn)} cannot take {len(hctx.args)} argument"
+                f"{'s' if len(hctx.args) != 1 else ''}: {problem}.",
+                record,
+                started=started,
+                entry=entry,
+            )
+            return
         try:
             if self.policy is not None:
                 await self._apply_policy(fn, hctx, record)
@@ -911,6 +924,15 @@ class RunSession:
         held, self.held_live = self.held_live, []
         for seq, ok, mode, body, entry in held:
             self._settle(seq, ok, mode, body, None, entry)
+
+
+def _shape(fn: Callable[..., Any]) -> str:
+    try:
+        params = inspect.signature(fn).parameters.values()
+    except (TypeError, ValueError):
+        return "(...)"
+    names = [p.name + ("?" if p.default is not p.empty else "") for p in params if p.kind != p.VAR_KEYWORD]
+    return "(" + ", ".join(names) + ")"
 
 
 def _args_preview(wire: str, args: Any, limit: int = 160) -> str:

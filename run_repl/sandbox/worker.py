@@ -131,8 +131,7 @@ class Worker:
 
     def _final(self, kind: str, payload_text: str, value_text: str) -> None:
         payload = json.loads(payload_text)
-        # Measuring the heap walks every object: only a failure needs it.
-        payload["stats"] = self._stats(heap=kind == "fail")
+        payload["stats"] = self._stats()
         f = self.f
         if kind == "done":
             body = value_text.encode("utf-8", "surrogatepass")
@@ -153,7 +152,7 @@ class Worker:
         else:
             _write(f.frame(f.FAIL, json.dumps(payload).encode()))
 
-    def _stats(self, heap: bool = True) -> dict[str, int]:
+    def _stats(self) -> dict[str, int]:
         out: dict[str, int] = {}
         try:
             import resource
@@ -161,11 +160,11 @@ class Worker:
             out["memory_peak_bytes"] = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss * 1024
         except Exception:
             pass
-        if heap:
-            try:
-                out["heap_bytes"] = int(self.ctx.memory()["malloc_size"])
-            except Exception:
-                pass
+        try:
+            # Walks the heap: about 40 ms for a million objects, microseconds usually.
+            out["heap_bytes"] = int(self.ctx.memory()["malloc_size"])
+        except Exception:
+            pass
         return out
 
     def read_frame(self) -> tuple[int, bytes]:

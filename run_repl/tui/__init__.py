@@ -1,0 +1,1 @@
+"""The Textual IDE: editor, live logs, call audit, value window, inline approvals."""

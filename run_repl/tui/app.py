@@ -1,0 +1,593 @@
+"""The IDE: editor, logs, calls, value window, inline approvals, history.
+
+Runs are workers that never touch widgets: they post messages, and the `@on`
+handlers here own every change of state:
+
+    RunSubmitted -> LogReceived... / CallUpdated... -> RunFinished
+                                                    or RunInterrupted -> ApprovalDecided... -> RunFinished
+"""
+
+from __future__ import annotations
+
+import asyncio
+import time
+from collections.abc import Iterable
+from pathlib import Path
+from typing import Any, ClassVar
+
+from textual import on, work
+from textual.app import App, ComposeResult, SystemCommand
+from textual.binding import Binding
+from textual.containers import Horizontal, Vertical
+from textual.screen import Screen
+from textual.widgets import Footer, Input, TabbedContent, TabPane
+
+from ..sandbox.result import CallRecord, LogLine, RunResult
+from ..workspace import Workspace
+from .components.approval_prompt import ApprovalPrompt
+from .components.calls_table import CallsTable
+from .components.editor import Buffer, BufferStore, EditorTabs
+from .components.error_view import RunErrorView
+from .components.log_panel import LogPanel
+from .components.status_bar import StatusBar
+from .components.value_view import ValueView
+from .messages import (
+    ApprovalDecided,
+    CallUpdated,
+    LogReceived,
+    OpenInEditor,
+    RunFinished,
+    RunInterrupted,
+    RunSubmitted,
+    ShowResult,
+)
+from .screens.path_prompt import PathPrompt
+
+FLUSH_SECONDS = 0.05  # logs and calls reach the screen in batches, so a chatty snippet cannot flood it
+
+
+class RunReplApp(App[int]):
+    TITLE = "run-repl"
+    CSS_PATH = "app.tcss"
+
+    BINDINGS: ClassVar[list[Binding]] = [
+        Binding("ctrl+enter,ctrl+j,f5", "run", "Run", id="app.run", priority=True),
+        Binding("escape,ctrl+c", "cancel", "Cancel", id="app.cancel", priority=True),
+        Binding("ctrl+r", "rerun", "Re-run", id="app.rerun"),
+        Binding("ctrl+o", "open_file", "Open", id="app.open", show=False),
+        Binding("ctrl+s", "save_file", "Save", id="app.save", show=False),
+        Binding("f2", "history", "History", id="app.history"),
+        Binding("f1", "help", "Help", id="app.help"),
+        Binding("f6", "focus_next_panel", "Next panel", id="app.next_panel", show=False),
+        Binding("alt+1", "focus_panel('editor')", "Editor", id="app.focus_editor", show=False),
+        Binding("alt+2", "focus_panel('value')", "Value", id="app.focus_value", show=False),
+        Binding("alt+3", "focus_panel('logs')", "Logs", id="app.focus_logs", show=False),
+        Binding("alt+4", "focus_panel('calls')", "Calls", id="app.focus_calls", show=False),
+        Binding("ctrl+q", "quit", "Quit", id="app.quit"),
+    ]
+
+    def __init__(
+        self,
+        workspace: Workspace,
+        *,
+        file: str | None = None,
+        source: str | None = None,
+        buffers_path: Path | None = None,
+    ) -> None:
+        super().__init__()
+        self.ws = workspace
+        self.initial_file = file
+        self.initial_source = source
+        self.buffer_store = BufferStore(buffers_path or workspace.data_dir / "buffers.json")
+        self.run_token = 0
+        self.running = False
+        self.cancel_event: asyncio.Event | None = None
+        self.last_source: str | None = None
+        self.current_source: str | None = None
+        self.current_result: RunResult | None = None
+        self.pending_logs: list[LogLine] = []
+        self.pending_calls: dict[int, CallRecord] = {}
+        self.decisions: dict[str, bool] = {}
+        self.always_approve: set[str] = set()
+        self.theme_problems: list[str] = []
+        self.editor_themes: dict[str, Any] = {}
+
+    # ------------------------------------------------------------------ layout
+    def compose(self) -> ComposeResult:
+        initial: list[Buffer] | None = None
+        if self.initial_file is not None:
+            stored = self.buffer_store.load()
+            initial = [
+                Buffer(Path(self.initial_file).name, self.initial_source or "", self.initial_file),
+                *[b for b in stored if b.path != self.initial_file],
+            ]
+        with Horizontal(id="main"):
+            with Vertical(id="left"):
+                yield EditorTabs(self.buffer_store, initial=initial, id="editor")
+                with TabbedContent(id="bottom"):
+                    with TabPane("Logs", id="logs-pane"):
+                        yield LogPanel(id="logs")
+                    with TabPane("Calls", id="calls-pane"):
+                        yield CallsTable(id="calls")
+            with Vertical(id="right"):
+                yield RunErrorView(id="error")
+                yield ValueView(id="value")
+        yield ApprovalPrompt(id="approval")
+        yield StatusBar(id="status")
+        yield Footer()
+
+    def on_mount(self) -> None:
+        self._install_themes()
+        if self.ws.settings.keymap:
+            self.set_keymap(self.ws.settings.keymap)
+        status = self.query_one(StatusBar)
+        status.host_name = self.ws.host.name
+        if self.ws.store.location.startswith("memory"):
+            status.store_note = "in-memory store"
+        for warning in [*self.ws.warnings, *self.theme_problems]:
+            self.notify(warning, severity="warning", timeout=10)
+        self.set_interval(FLUSH_SECONDS, self._flush)
+        pending = self.ws.store.list_approvals()
+        if pending:
+            self.notify(
+                f"{len(pending)} approval(s) from earlier runs are pending: `run-repl approvals list`.",
+                timeout=8,
+            )
+
+    # ------------------------------------------------------------------ themes
+    def get_theme_variable_defaults(self) -> dict[str, str]:
+        from .themes import syntax_variable_defaults
+
+        # CSS that uses $syntax-* must work under themes that do not define them.
+        return {**super().get_theme_variable_defaults(), **syntax_variable_defaults(True)}
+
+    def _install_themes(self) -> None:
+        from .themes import load_themes, no_color_active, theme_for_no_color
+
+        themes, problems = load_themes()
+        self.theme_problems = problems
+        for loaded in themes:
+            self.register_theme(loaded.app_theme)
+            self.editor_themes[loaded.app_theme.name] = loaded.editor_theme
+        wanted = self.ws.settings.theme
+        if no_color_active():
+            wanted = theme_for_no_color()
+        elif wanted not in self.available_themes:
+            self.theme_problems.append(f"theme {wanted!r} is not installed; using run-repl-dark.")
+            wanted = "run-repl-dark" if "run-repl-dark" in self.available_themes else self.theme
+        self.theme = wanted
+        self.theme_changed_signal.subscribe(self, self._on_theme_changed)
+        self._apply_editor_theme(self.theme)
+
+    def _apply_editor_theme(self, name: str) -> None:
+        editor_theme = self.editor_themes.get(name)
+        from textual.widgets import TextArea
+
+        for area in self.query(TextArea):
+            if editor_theme is not None:
+                area.register_theme(editor_theme)
+                area.theme = editor_theme.name
+            else:
+                area.theme = "css"
+
+    def _on_theme_changed(self, theme: Any) -> None:
+        self._apply_editor_theme(theme.name)
+        from ..config import save_setting
+
+        if not theme.name.startswith("ansi-"):
+            try:
+                save_setting("theme", theme.name)
+            except OSError as exc:
+                self.notify(f"could not save the theme choice: {exc}", severity="warning")
+
+    # ------------------------------------------------------------------ widgets
+    @property
+    def editor_tabs(self) -> EditorTabs:
+        return self.query_one(EditorTabs)
+
+    @property
+    def logs(self) -> LogPanel:
+        return self.query_one(LogPanel)
+
+    @property
+    def calls(self) -> CallsTable:
+        return self.query_one(CallsTable)
+
+    @property
+    def value_view(self) -> ValueView:
+        return self.query_one(ValueView)
+
+    @property
+    def status(self) -> StatusBar:
+        return self.query_one(StatusBar)
+
+    # ------------------------------------------------------------------ actions
+    def check_action(self, action: str, parameters: tuple[object, ...]) -> bool | None:
+        if action == "cancel":
+            # Escape and ctrl+c mean "cancel" only while a run is going.
+            return self.running and self.screen is self.screen_stack[0]
+        if action == "run" and self.screen is not self.screen_stack[0]:
+            return False
+        return True
+
+    def action_run(self) -> None:
+        editor = self.editor_tabs.active_editor
+        buffer = self.editor_tabs.active_buffer
+        if editor is None:
+            return
+        source = editor.run_text()
+        if not source.strip():
+            self.notify("Nothing to run: the buffer is empty.", severity="warning")
+            return
+        self.post_message(RunSubmitted(source, buffer.title if buffer else "untitled"))
+
+    def action_rerun(self) -> None:
+        if self.last_source is None:
+            self.notify("Nothing has run yet.", severity="warning")
+            return
+        self.post_message(RunSubmitted(self.last_source, "re-run"))
+
+    def action_cancel(self) -> None:
+        if self.cancel_event is not None:
+            self.cancel_event.set()
+
+    def action_focus_panel(self, name: str) -> None:
+        if name == "editor":
+            editor = self.editor_tabs.active_editor
+            if editor is not None:
+                editor.focus()
+            return
+        if name in ("logs", "calls"):
+            self.query_one("#bottom", TabbedContent).active = f"{name}-pane"
+        self.query_one(f"#{name}").focus()
+
+    def action_focus_next_panel(self) -> None:
+        order = ["editor", "value", "logs", "calls"]
+        focused = self.focused
+        current = 0
+        for i, name in enumerate(order):
+            widget = self.editor_tabs if name == "editor" else self.query_one(f"#{name}")
+            if focused is not None and (focused is widget or widget in focused.ancestors):
+                current = i
+        self.action_focus_panel(order[(current + 1) % len(order)])
+
+    def action_history(self) -> None:
+        from .screens.history import HistoryScreen
+
+        self.push_screen(HistoryScreen(self.ws.store))
+
+    def action_help(self) -> None:
+        from .screens.help import HelpScreen
+
+        focused_help = None
+        node = self.focused
+        while node is not None and focused_help is None:
+            focused_help = getattr(type(node), "HELP", None)
+            node = node.parent  # type: ignore[assignment]
+        self.push_screen(HelpScreen(focused_help, self.binding_table()))
+
+    def binding_table(self) -> list[tuple[str, str, str]]:
+        rows = []
+        seen: set[str] = set()
+        for key, active in self.active_bindings.items():
+            binding = active.binding
+            label = binding.description or binding.action
+            ident = binding.id or ""
+            if (ident or label) in seen:
+                continue
+            seen.add(ident or label)
+            keys = binding.key_display or self.get_key_display(binding) or key
+            rows.append((keys, label, ident))
+        return rows
+
+    def action_open_file(self) -> None:
+        def opened(path: str | None) -> None:
+            if path:
+                self.run_worker(self._open_path(Path(path).expanduser()))
+
+        self.push_screen(PathPrompt("Open a snippet file", placeholder="path/to/snippet.ts"), opened)
+
+    async def _open_path(self, path: Path) -> None:
+        try:
+            await self.editor_tabs.open_file(path)
+        except (OSError, UnicodeDecodeError) as exc:
+            self.notify(f"Cannot open {path}: {exc}", severity="error")
+
+    def action_save_file(self) -> None:
+        buffer = self.editor_tabs.active_buffer
+        if buffer is not None and buffer.path:
+            self._save_to(Path(buffer.path))
+            return
+
+        def chosen(path: str | None) -> None:
+            if path:
+                self._save_to(Path(path).expanduser())
+
+        self.push_screen(PathPrompt("Save the buffer as", placeholder="snippet.ts"), chosen)
+
+    def _save_to(self, path: Path) -> None:
+        try:
+            saved = self.editor_tabs.save_active(path)
+        except OSError as exc:
+            self.notify(f"Cannot save {path}: {exc}", severity="error")
+            return
+        if saved is not None:
+            self.notify(f"Saved {saved}")
+
+    def get_system_commands(self, screen: Screen[Any]) -> Iterable[SystemCommand]:
+        yield from super().get_system_commands(screen)
+        yield SystemCommand("Run", "Run the buffer (or the selection)", self.action_run)
+        yield SystemCommand("Cancel the run", "Stop the running snippet now", self.action_cancel)
+        yield SystemCommand("Re-run", "Run the last snippet again", self.action_rerun)
+        yield SystemCommand("History", "Past runs: open one or load its source", self.action_history)
+        yield SystemCommand("New buffer", "A new editor tab", lambda: self.run_worker(self.editor_tabs.action_new_buffer()))
+        yield SystemCommand("Open file", "Open a snippet file in a new tab", self.action_open_file)
+        yield SystemCommand("Save file", "Save the buffer", self.action_save_file)
+        yield SystemCommand("Clear logs", "Empty the log panel", self.logs.clear)
+        yield SystemCommand("Host functions", "What the host offers, with signatures", self._show_host)
+        yield SystemCommand("Pending approvals", "Approvals left from earlier runs", self._show_pending)
+        for title, source in self._examples():
+            yield SystemCommand(f"Example: {title}", "Open this example in a new tab", lambda s=source, t=title: self.post_message(OpenInEditor(s, t)))
+
+    def _examples(self) -> list[tuple[str, str]]:
+        if not self.ws.host.is_demo:
+            return []
+        from ..host.demo import DEMO_EXAMPLES
+
+        return list(DEMO_EXAMPLES)
+
+    def _show_host(self) -> None:
+        from ..host.loader import describe
+
+        lines = [f"{d['signature']}{'  (needs approval)' if d['needs_approval'] else ''}" for d in describe(self.ws.host)]
+        self.notify("\n".join(lines[:30]), title=f"host: {self.ws.host.name}", timeout=15)
+
+    def _show_pending(self) -> None:
+        pending = self.ws.store.list_approvals()
+        if not pending:
+            self.notify("No pending approvals.")
+            return
+        self.notify("\n".join(f"{a.id}  {a.path}  {a.message}" for a in pending[:20]), title="pending approvals", timeout=15)
+
+    # ------------------------------------------------------------------ runs
+    @on(RunSubmitted)
+    def start_run(self, event: RunSubmitted) -> None:
+        if self.running:
+            self.notify("A run is in progress: escape cancels it.", severity="warning")
+            return
+        self.last_source = event.source
+        self._begin(event.source)
+        self._execute(self.run_token, event.source, None)
+
+    def _begin(self, source: str, *, resumed: bool = False) -> None:
+        self.run_token += 1
+        self.running = True
+        self.current_source = source
+        self.cancel_event = asyncio.Event()
+        self.pending_logs.clear()
+        self.pending_calls.clear()
+        self.logs.clear()
+        if not resumed:
+            self.calls.clear_calls()
+            self.value_view.show_result(None, None)
+            self.decisions.clear()
+        self.query_one(RunErrorView).show_error(None)
+        self.status.start()
+        self.refresh_bindings()
+
+    @work(group="run", exclusive=False)
+    async def _execute(self, token: int, source: str, decisions: dict[str, Any] | None) -> None:
+        def on_log(line: LogLine) -> None:
+            self.pending_logs.append(line)
+
+        def on_call(call: CallRecord) -> None:
+            self.post_message(CallUpdated(token, call))
+
+        cancel = self.cancel_event
+        try:
+            if decisions is None:
+                result = await self.ws.run(source, on_log=on_log, on_call=on_call, cancel=cancel)
+            else:
+                result = await self.ws.decide(decisions, on_log=on_log, on_call=on_call, cancel=cancel)
+        except Exception as exc:  # the engine reports failures as results; this is a bug or a store error
+            self.post_message(LogReceived(token, [LogLine(level="error", text=f"run-repl: {exc!r}", at_ms=0)]))
+            from ..sandbox.errors import ErrorCode
+            from ..sandbox.guest_errors import plain_error
+
+            result = RunResult(status="error", error=plain_error(ErrorCode.RUN_WORKER_CRASHED, str(exc)))
+        self._flush()
+        if result.status == "interrupted":
+            self.post_message(RunInterrupted(token, result, source))
+        else:
+            self.post_message(RunFinished(token, result, source))
+
+    def _flush(self) -> None:
+        if self.pending_logs:
+            lines, self.pending_logs = self.pending_logs, []
+            self.post_message(LogReceived(self.run_token, lines))
+
+    @on(LogReceived)
+    def add_logs(self, event: LogReceived) -> None:
+        if event.run_token == self.run_token:
+            self.logs.add_lines(event.lines)
+
+    @on(CallUpdated)
+    def update_call(self, event: CallUpdated) -> None:
+        if event.run_token != self.run_token:
+            return
+        if event.call.ok is None and event.call.seq not in self.calls.calls:
+            self.status.count_call()
+        self.calls.upsert(event.call)
+
+    @on(RunFinished)
+    def finish_run(self, event: RunFinished) -> None:
+        if event.run_token != self.run_token:
+            return
+        self.running = False
+        self.refresh_bindings()
+        result = event.result
+        self.current_result = result
+        self.query_one(ApprovalPrompt).clear()
+        for call in result.calls:
+            self.calls.upsert(call)
+        self.logs.set_dropped(result.logs_dropped)
+        state = result.status if result.error is None or result.error.code != "RUN_ABORTED" else "cancelled"
+        detail = ""
+        if result.status == "ok" and result.total is not None:
+            detail = f"value: {result.total:,} item{'s' if result.total != 1 else ''}"
+        elif result.error is not None:
+            detail = str(result.error.code)
+        self.status.finish(
+            state,
+            duration_ms=result.duration_ms,
+            calls=len(result.calls),
+            memory=result.stats.heap_bytes,
+            detail=detail,
+        )
+        if result.status == "ok":
+            self.value_view.show_result(result, self.ws.runner.expand)
+        elif result.error is not None:
+            self.query_one(RunErrorView).show_error(result.error)
+            self._jump_to_error(result, event.source)
+        for warning in self.ws.warnings:
+            self.notify(warning, severity="warning")
+        self.ws.warnings.clear()
+
+    def _jump_to_error(self, result: RunResult, source: str) -> None:
+        error = result.error
+        editor = self.editor_tabs.active_editor
+        if error is None or not error.line or editor is None:
+            return
+        # Only when the error's line is in the text that is in the editor.
+        if editor.text == source or editor.selected_text == source:
+            offset_line = editor.selection.start[0] if editor.selected_text == source else 0
+            editor.jump_to(error.line + offset_line, error.column)
+
+    @on(RunErrorView.JumpTo)
+    def jump_to(self, event: RunErrorView.JumpTo) -> None:
+        editor = self.editor_tabs.active_editor
+        if editor is not None:
+            editor.jump_to(event.line, event.column)
+
+    @on(RunInterrupted)
+    def ask_approvals(self, event: RunInterrupted) -> None:
+        if event.run_token != self.run_token:
+            return
+        result = event.result
+        self.current_result = result
+        # Nothing runs while a person decides: escape and ctrl+c are theirs again.
+        self.running = False
+        self.refresh_bindings()
+        for call in result.calls:
+            self.calls.upsert(call)
+        self.status.finish(
+            "interrupted",
+            duration_ms=result.duration_ms,
+            calls=len(result.calls),
+            memory=result.stats.heap_bytes,
+            detail=f"{len(result.interruptions or [])} waiting for approval",
+        )
+        self.decisions = {}
+        ask = []
+        for it in result.interruptions or []:
+            if it.path in self.always_approve:
+                self.decisions[it.id] = True
+            else:
+                ask.append(it)
+        if not ask:
+            self._resume()
+            return
+        prompt = self.query_one(ApprovalPrompt)
+        prompt.ask(ask)
+        prompt.focus()
+
+    @on(ApprovalDecided)
+    def record_decision(self, event: ApprovalDecided) -> None:
+        result = self.current_result
+        if result is None or result.status != "interrupted":
+            return
+        self.decisions[event.interruption_id] = event.approved
+        if event.approve_path:
+            for it in result.interruptions or []:
+                if it.id == event.interruption_id:
+                    self.always_approve.add(it.path)
+        if self.query_one(ApprovalPrompt).current is None:
+            self._resume()
+
+    def _resume(self) -> None:
+        result = self.current_result
+        if result is None or self.current_source is None:
+            return
+        decisions = dict(self.decisions)
+        self.running = False
+        self._begin(self.current_source, resumed=True)
+        self.logs.add_lines([LogLine(level="info", text="— resumed after approval: the snippet replays from the start —", at_ms=0)])
+        self._execute(self.run_token, self.current_source, decisions)
+        editor = self.editor_tabs.active_editor
+        if editor is not None:
+            editor.focus()
+
+    # ------------------------------------------------------------------ calls, history
+    @on(CallsTable.OpenCall)
+    def open_call(self, event: CallsTable.OpenCall) -> None:
+        from .screens.call_detail import CallDetailScreen
+
+        self.push_screen(CallDetailScreen(event.call))
+
+    @on(OpenInEditor)
+    async def open_in_editor(self, event: OpenInEditor) -> None:
+        await self.editor_tabs.action_new_buffer(event.source, title=event.title[:24] or "from history")
+
+    @on(ShowResult)
+    def show_stored_result(self, event: ShowResult) -> None:
+        envelope = event.envelope
+        self.logs.clear()
+        self.calls.clear_calls()
+        self.query_one(RunErrorView).show_error(None)
+        try:
+            result = RunResult.model_validate(envelope)
+        except Exception:
+            self.notify("That run's stored result could not be read.", severity="error")
+            return
+        self.logs.add_lines(result.logs)
+        for call in result.calls:
+            self.calls.upsert(call)
+        if result.status == "ok":
+            self.value_view.show_envelope(envelope, self.ws.runner.expand)
+        elif result.error is not None:
+            self.query_one(RunErrorView).show_error(result.error)
+        self.status.finish(
+            result.status, duration_ms=result.duration_ms, calls=len(result.calls),
+            memory=result.stats.heap_bytes, detail="from history",
+        )
+
+    # ------------------------------------------------------------------ leaving
+    def on_unmount(self) -> None:
+        try:
+            self.editor_tabs.persist()
+        except Exception:
+            pass
+
+    async def action_quit(self) -> None:
+        try:
+            self.editor_tabs.persist()
+        except Exception:
+            pass
+        self.exit(0)
+
+
+def run_app(ws: Workspace, *, file: str | None = None, source: str | None = None) -> int:
+    started = time.perf_counter()
+    app = RunReplApp(ws, file=file, source=source)
+    code = app.run()
+    pending = ws.store.list_approvals()
+    if pending:
+        print(f"{len(pending)} approval(s) pending in {ws.store.location}:")
+        for a in pending[:10]:
+            print(f"  {a.id}  {a.path}  — {a.message}")
+        print("Approve or deny later: run-repl approvals approve ID  (or deny ID)")
+    del started
+    return code or 0
+
+
+__all__ = ["Input", "RunReplApp", "run_app"]

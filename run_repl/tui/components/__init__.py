@@ -1,0 +1,1 @@
+"""One widget a file, its CSS beside it."""

@@ -1,0 +1,96 @@
+"""The bottom line: what the run is doing, how long, how many calls, how much memory."""
+
+from __future__ import annotations
+
+import time
+
+from rich.text import Text
+from textual.reactive import reactive
+from textual.widgets import Static
+
+STATE_STYLE = {
+    "idle": "dim",
+    "running": "bold yellow",
+    "interrupted": "bold magenta",
+    "ok": "bold green",
+    "error": "bold red",
+    "cancelled": "bold red",
+}
+
+
+def format_seconds(seconds: float) -> str:
+    return f"{seconds:.1f} s"
+
+
+def format_ms(ms: float) -> str:
+    return f"{ms:.1f} ms"
+
+
+def format_mib(size: int) -> str:
+    return f"{size / (1 << 20):.1f} MiB"
+
+
+class StatusBar(Static):
+    DEFAULT_CSS = """
+    StatusBar { height: 1; background: $panel; color: $text; padding: 0 1; }
+    """
+
+    state: reactive[str] = reactive("idle")
+    detail: reactive[str] = reactive("")
+    host_name: reactive[str] = reactive("")
+    store_note: reactive[str] = reactive("")
+
+    def __init__(self, *, id: str | None = None) -> None:
+        super().__init__(id=id)
+        self.started_at: float | None = None
+        self.duration_ms: float | None = None
+        self.calls = 0
+        self.memory_bytes: int | None = None
+        self._timer = None
+
+    def on_mount(self) -> None:
+        self._timer = self.set_interval(0.1, self._tick, pause=True)
+
+    def _tick(self) -> None:
+        self.refresh()
+
+    def start(self) -> None:
+        self.state = "running"
+        self.started_at = time.perf_counter()
+        self.duration_ms = None
+        self.calls = 0
+        self.memory_bytes = None
+        self.detail = ""
+        if self._timer is not None:
+            self._timer.resume()
+
+    def finish(self, state: str, *, duration_ms: float | None, calls: int, memory: int | None, detail: str = "") -> None:
+        self.state = state
+        self.duration_ms = duration_ms
+        self.calls = calls
+        self.memory_bytes = memory
+        self.detail = detail
+        if self._timer is not None:
+            self._timer.pause()
+        self.refresh()
+
+    def count_call(self) -> None:
+        self.calls += 1
+
+    def render(self) -> Text:
+        text = Text()
+        text.append(f" {self.state} ", style=STATE_STYLE.get(self.state, "") + " reverse")
+        if self.state == "running" and self.started_at is not None:
+            text.append("  " + format_seconds(time.perf_counter() - self.started_at))
+        elif self.duration_ms is not None:
+            text.append("  " + format_ms(self.duration_ms))
+        text.append(f"  · {self.calls} call{'s' if self.calls != 1 else ''}")
+        if self.memory_bytes:
+            text.append(f"  · heap {format_mib(self.memory_bytes)}")
+        if self.detail:
+            text.append(f"  · {self.detail}")
+        right = f"host: {self.host_name}" + (f" · {self.store_note}" if self.store_note else "")
+        pad = max(1, self.size.width - text.cell_len - len(right) - 2)
+        text.append(" " * pad)
+        text.append(right, style="dim")
+        return text

@@ -1,0 +1,375 @@
+"""Run history: search past runs, preview one, open its source or show its result."""
+
+from __future__ import annotations
+
+import json
+import time
+from dataclasses import dataclass
+from typing import Any, ClassVar, Protocol
+
+from rich.console import Group, RenderableType
+from rich.syntax import Syntax
+from rich.text import Text
+from textual import on, work
+from textual.app import ComposeResult
+from textual.binding import Binding, BindingType
+from textual.containers import Horizontal, Vertical, VerticalScroll
+from textual.message import Message
+from textual.screen import ModalScreen
+from textual.widgets import DataTable, Input, Static
+from textual.worker import get_current_worker
+
+from ...store.records import RunRecord
+from ..messages import OpenInEditor, ShowResult
+from ..themes import rich_colour, rich_syntax_theme
+
+LIST_LIMIT = 200
+PREVIEW_VALUE_LINES = 12
+
+
+class RunSource(Protocol):
+    """What the history needs from the store."""
+
+    def list_runs(self, limit: int = 50, query: str | None = None) -> list[RunRecord]: ...
+    def get_run(self, run_id: str) -> RunRecord | None: ...
+
+
+def format_duration(ms: float) -> str:
+    if ms < 1000:
+        return f"{ms:.0f} ms"
+    if ms < 60_000:
+        return f"{ms / 1000:.1f} s"
+    return f"{ms / 60_000:.1f} min"
+
+
+def format_when(started_at: float, now: float | None = None) -> str:
+    """Today's runs by time alone; older ones with their date."""
+    local = time.localtime(started_at)
+    today = time.localtime(now if now is not None else time.time())
+    if local[:3] == today[:3]:
+        return time.strftime("%H:%M:%S", local)
+    return time.strftime("%Y-%m-%d %H:%M", local)
+
+
+def summarize_result(envelope: dict[str, Any]) -> tuple[list[str], list[str], int]:
+    """How the run ended, in three parts: fact lines (status first, then the error or
+    what it waits for), the value's first pretty JSON lines, and how many lines were left out."""
+    status = envelope.get("status", "?")
+    facts = [f"status: {status}"]
+    if "duration_ms" in envelope:
+        facts[0] += f" in {format_duration(float(envelope['duration_ms']))}"
+    calls = envelope.get("calls") or []
+    logs_total = envelope.get("logs_total") or len(envelope.get("logs") or [])
+    if calls or logs_total:
+        facts.append(f"{len(calls)} host call(s), {logs_total} log line(s)")
+    error = envelope.get("error")
+    if isinstance(error, dict):
+        where = ""
+        if error.get("line") is not None:
+            where = f" (line {error['line']}, column {error.get('column', '?')})"
+        facts.append(f"{error.get('code', 'ERROR')}{where}: {error.get('message', '')}")
+        return facts, [], 0
+    if status == "interrupted":
+        for item in envelope.get("interruptions") or []:
+            facts.append(f"waiting for a decision on {item.get('path', '?')}()")
+        return facts, [], 0
+    if status != "ok":
+        return facts, [], 0
+    if envelope.get("value_window"):
+        window = envelope["value_window"]
+        shown, total = envelope.get("shown"), envelope.get("total")
+        facts.append(f"value: {shown} of {total} items at {window.get('path', '$')}")
+        value: Any = window.get("items")
+    elif envelope.get("value_kind") == "undefined":
+        facts.append("value: undefined")
+        return facts, [], 0
+    else:
+        value = envelope.get("value")
+    value_lines = json.dumps(value, indent=2, ensure_ascii=False, default=str).splitlines()
+    left_out = max(0, len(value_lines) - PREVIEW_VALUE_LINES)
+    return facts, value_lines[:PREVIEW_VALUE_LINES], left_out
+
+
+def result_summary(envelope: dict[str, Any]) -> str:
+    """The summary as plain text."""
+    facts, value_lines, left_out = summarize_result(envelope)
+    more = [f"… {left_out} more lines (r shows it all)"] if left_out else []
+    return "\n".join([*facts, *value_lines, *more])
+
+
+class HistoryScreen(ModalScreen[None]):
+    """Past runs, newest first. Type to search; Enter/o opens the source in the editor,
+    r shows the stored result in the panels."""
+
+    HELP = """\
+## History
+
+Past runs, newest first. Type to search the source, the status or the error code.
+
+- **Enter** or **o**: open the run's source in a new editor buffer
+- **r**: show the run's stored result in the panels
+- **↑/↓**: choose a run (also while typing in the search box)
+- **Escape**: close
+"""
+
+    BINDINGS: ClassVar[list[BindingType]] = [
+        Binding("escape", "close", "Close", id="history.close"),
+        Binding("o", "open", "Open in editor", id="history.open"),
+        Binding("r", "show", "Show result", id="history.show"),
+        Binding("down", "cursor(1)", "Next run", show=False, id="history.next"),
+        Binding("up", "cursor(-1)", "Previous run", show=False, id="history.previous"),
+        Binding("ctrl+f,slash", "focus_search", "Search", show=False, id="history.search"),
+    ]
+
+    DEFAULT_CSS = """
+    HistoryScreen {
+        align: center middle;
+    }
+    HistoryScreen > #history-dialog {
+        width: 92%;
+        height: 88%;
+        border: thick $primary 60%;
+        background: $surface;
+        padding: 0 1;
+    }
+    HistoryScreen #history-title {
+        text-style: bold;
+        color: $text-primary;
+        width: 1fr;
+    }
+    HistoryScreen #history-count {
+        color: $text-muted;
+        width: auto;
+    }
+    HistoryScreen #history-header {
+        height: 1;
+    }
+    HistoryScreen #history-search {
+        margin: 0 0 1 0;
+    }
+    HistoryScreen #history-runs {
+        height: 1fr;
+        min-height: 5;
+    }
+    HistoryScreen #history-preview {
+        height: 1fr;
+        min-height: 6;
+    }
+    HistoryScreen #history-source-scroll {
+        width: 3fr;
+        border: round $panel-lighten-2;
+        border-title-color: $text-muted;
+    }
+    HistoryScreen #history-summary-scroll {
+        width: 2fr;
+        margin-left: 1;
+        border: round $panel-lighten-2;
+        border-title-color: $text-muted;
+    }
+    HistoryScreen #history-summary {
+        padding: 0 1;
+    }
+    HistoryScreen #history-hint {
+        color: $text-muted;
+        height: 1;
+    }
+    """
+
+    @dataclass
+    class RunsLoaded(Message):
+        """The search worker's answer for one query."""
+
+        query: str
+        runs: list[RunRecord]
+        error: str | None = None
+
+    def __init__(self, store: RunSource) -> None:
+        super().__init__()
+        self._store = store
+        self._runs: dict[str, RunRecord] = {}
+        self._query = ""
+        self._selected: str | None = None
+
+    def compose(self) -> ComposeResult:
+        with Vertical(id="history-dialog"):
+            with Horizontal(id="history-header"):
+                yield Static("Run history", id="history-title")
+                yield Static("", id="history-count")
+            yield Input(placeholder="Search source, status or error code…", id="history-search")
+            # The list gets the full width (sources are long); the preview sits below it.
+            table: DataTable[Any] = DataTable(
+                id="history-runs", cursor_type="row", zebra_stripes=True
+            )
+            yield table
+            with Horizontal(id="history-preview"):
+                with VerticalScroll(id="history-source-scroll") as source_scroll:
+                    source_scroll.border_title = "Source"
+                    source_scroll.can_focus = False
+                    yield Static("", id="history-source")
+                with VerticalScroll(id="history-summary-scroll") as summary_scroll:
+                    summary_scroll.border_title = "Result"
+                    summary_scroll.can_focus = False
+                    yield Static("", id="history-summary")
+            yield Static(
+                "enter/o open in editor · r show result · ↑↓ choose · esc close",
+                id="history-hint",
+            )
+
+    def on_mount(self) -> None:
+        table = self.query_one("#history-runs", DataTable)
+        table.add_column("When", key="when")
+        table.add_column("Status", key="status")
+        table.add_column("Time", key="duration")
+        table.add_column("Error", key="error")
+        table.add_column("Source", key="source")
+        self.query_one("#history-search", Input).focus()
+        # Highlighting follows the app theme, like the editor does.
+        self.watch(self.app, "theme", self._theme_changed, init=False)
+        self._search("")
+
+    # ------------------------------------------------------------ search
+    @on(Input.Changed, "#history-search")
+    def _query_changed(self, event: Input.Changed) -> None:
+        self._query = event.value.strip()
+        self._search(self._query)
+
+    @work(thread=True, exclusive=True, group="history-search")
+    def _search(self, query: str) -> None:
+        # A thread, so a large history (SQLite LIKE over every source) never blocks typing.
+        try:
+            runs = self._store.list_runs(limit=LIST_LIMIT, query=query or None)
+        except Exception as exc:  # a broken store is shown in the screen, not raised
+            if not get_current_worker().is_cancelled:
+                self.post_message(self.RunsLoaded(query, [], f"{type(exc).__name__}: {exc}"))
+            return
+        if not get_current_worker().is_cancelled:
+            self.post_message(self.RunsLoaded(query, runs))
+
+    @on(RunsLoaded)
+    def _runs_loaded(self, event: RunsLoaded) -> None:
+        if event.query != self._query:
+            return  # an answer to an older query; a newer one is on its way
+        table = self.query_one("#history-runs", DataTable)
+        keep = self._selected
+        table.clear()
+        self._runs = {run.id: run for run in event.runs}
+        for run in event.runs:
+            table.add_row(*self._row(run), key=run.id)
+        count = self.query_one("#history-count", Static)
+        if event.error:
+            count.update(Text(f"cannot read the history: {event.error}", style="bold red"))
+        elif event.query:
+            count.update(f"{len(event.runs)} matching")
+        else:
+            many = len(event.runs) >= LIST_LIMIT
+            count.update(f"{'latest ' if many else ''}{len(event.runs)} runs")
+        if keep in self._runs:
+            table.move_cursor(row=table.get_row_index(keep))
+        self._show_preview(self._current())
+
+    def _row(self, run: RunRecord) -> tuple[RenderableType, ...]:
+        return (
+            format_when(run.started_at),
+            Text(run.status, style=self._status_style(run.status)),
+            Text(format_duration(run.duration_ms), justify="right"),
+            Text(run.error_code or "", style="dim"),
+            run.title[:80],
+        )
+
+    def _status_style(self, status: str) -> str:
+        theme = self.app.current_theme
+        colour = {
+            "ok": rich_colour(theme.success) or "green",
+            "error": rich_colour(theme.error) or "red",
+            "interrupted": rich_colour(theme.warning) or "yellow",
+        }.get(status)
+        return f"bold {colour}" if colour else ""
+
+    # ------------------------------------------------------------ preview
+    def _current(self) -> RunRecord | None:
+        table = self.query_one("#history-runs", DataTable)
+        if not self._runs or table.row_count == 0:
+            return None
+        try:
+            key = table.coordinate_to_cell_key(table.cursor_coordinate).row_key.value
+        except Exception:
+            return None
+        return self._runs.get(key) if key is not None else None
+
+    @on(DataTable.RowHighlighted, "#history-runs")
+    def _highlighted(self, event: DataTable.RowHighlighted) -> None:
+        self._show_preview(self._runs.get(event.row_key.value or ""))
+
+    def _show_preview(self, run: RunRecord | None) -> None:
+        source = self.query_one("#history-source", Static)
+        summary = self.query_one("#history-summary", Static)
+        self._selected = run.id if run else None
+        if run is None:
+            empty = f"No runs match {self._query!r}." if self._query else "No runs yet."
+            source.update(Text(empty, style="dim"))
+            summary.update("")
+            return
+        source.update(self._highlighted_source(run.source))
+        facts, value_lines, left_out = summarize_result(run.envelope or {"status": run.status})
+        parts: list[RenderableType] = [Text(facts[0], style=self._status_style(run.status))]
+        parts += [Text(line) for line in facts[1:]]
+        if value_lines:
+            parts.append(self._syntax("\n".join(value_lines), "json"))
+        if left_out:
+            parts.append(Text(f"… {left_out} more lines (r shows it all)", style="dim"))
+        summary.update(Group(*parts))
+
+    def _highlighted_source(self, source: str) -> Syntax:
+        return self._syntax(source.rstrip(), "typescript", line_numbers=True)
+
+    def _syntax(self, code: str, lexer: str, line_numbers: bool = False) -> Syntax:
+        return Syntax(
+            code,
+            lexer,
+            theme=rich_syntax_theme(self.app.current_theme),
+            line_numbers=line_numbers,
+            word_wrap=True,
+        )
+
+    def _theme_changed(self) -> None:
+        table = self.query_one("#history-runs", DataTable)
+        for run in self._runs.values():
+            table.update_cell(run.id, "status", self._row(run)[1])
+        self._show_preview(self._current())
+
+    # ------------------------------------------------------------ actions
+    def action_close(self) -> None:
+        self.dismiss(None)
+
+    def action_cursor(self, step: int) -> None:
+        table = self.query_one("#history-runs", DataTable)
+        if table.row_count:
+            row = max(0, min(table.row_count - 1, table.cursor_row + step))
+            table.move_cursor(row=row)
+
+    def action_focus_search(self) -> None:
+        self.query_one("#history-search", Input).focus()
+
+    @on(Input.Submitted, "#history-search")
+    @on(DataTable.RowSelected, "#history-runs")
+    def action_open(self) -> None:
+        run = self._current()
+        if run is None:
+            self.app.bell()
+            return
+        self.app.post_message(OpenInEditor(run.source, f"history-{run.id[:8]}.ts"))
+        self.dismiss(None)
+
+    def action_show(self) -> None:
+        run = self._current()
+        if run is None:
+            self.app.bell()
+            return
+        # The listed record may be trimmed by some stores; the stored one is whole.
+        try:
+            full = self._store.get_run(run.id) or run
+        except Exception:
+            full = run
+        envelope = full.envelope or {"status": full.status}
+        self.app.post_message(ShowResult(envelope, full.source))
+        self.dismiss(None)

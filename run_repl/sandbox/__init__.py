@@ -11,6 +11,7 @@ from .result import CallRecord, Interruption, LogLine, RunErrorInfo, RunResult, 
 from .runner import Runner, create_runner, run, run_sync
 from .session import ApprovalDenied, HostError
 from .values import (
+    NO_CAUSE,
     UNDEFINED,
     JSArrayBuffer,
     JSBigInt,
@@ -20,9 +21,11 @@ from .values import (
     JSRegExp,
     JSSet,
     JSTypedArray,
+    JSUint8Array,
 )
 
 __all__ = [
+    "NO_CAUSE",
     "UNDEFINED",
     "ApprovalDenied",
     "CallRecord",
@@ -38,6 +41,7 @@ __all__ = [
     "JSRegExp",
     "JSSet",
     "JSTypedArray",
+    "JSUint8Array",
     "Limits",
     "LogLine",
     "Resume",

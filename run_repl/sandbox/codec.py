@@ -26,6 +26,7 @@ from decimal import Decimal
 from typing import Any
 
 from .values import (
+    NO_CAUSE,
     UNDEFINED,
     JSArrayBuffer,
     JSBigInt,
@@ -35,13 +36,14 @@ from .values import (
     JSRegExp,
     JSSet,
     JSTypedArray,
+    JSUint8Array,
     _Undefined,
     python_set_or_jsset,
 )
 
 TAG = "\x00"
 MAX_SAFE = 2**53 - 1
-MAX_DEPTH = 1000
+MAX_DEPTH = 256  # levels of nesting; deeper values are refused with their path
 _EPOCH = dt.datetime(1970, 1, 1, tzinfo=dt.UTC)
 _MIN_DATE_MS = (dt.datetime(1, 1, 1, tzinfo=dt.UTC) - _EPOCH) // dt.timedelta(milliseconds=1)
 _MAX_DATE_MS = (
@@ -76,7 +78,7 @@ def _number(text: str) -> float:
 def _typed(kind: str, data: str) -> Any:
     raw = base64.b64decode(data)
     if kind == "Uint8Array":
-        return raw
+        return JSUint8Array(raw)
     return JSTypedArray(kind, raw)
 
 
@@ -94,7 +96,8 @@ def _from_tag(d: dict[str, Any]) -> Any:
     if t == "n":
         return _number(d["v"])
     if t == "b":
-        return JSBigInt(int(d["v"]))
+        # Hexadecimal: Python limits decimal conversions to 4,300 digits.
+        return JSBigInt(int(d["x"], 16))
     if t == "d":
         return _date_from_ms(d["v"])
     if t == "r":
@@ -108,7 +111,7 @@ def _from_tag(d: dict[str, Any]) -> Any:
     if t == "t":
         return _typed(d["k"], d["v"])
     if t == "e":
-        return _error(d, d["cause"] if "cause" in d else UNDEFINED)
+        return _error(d, d["cause"] if "cause" in d else NO_CAUSE)
     if t == "o":
         return {k: v for k, v in d["v"]}
     raise ValueError(f"unknown wire tag {t!r}")
@@ -124,6 +127,10 @@ class _RefDecoder:
 
     def __init__(self) -> None:
         self.defs: dict[int, Any] = {}
+        self.used: list[int] = []  # def ids looked up, in order
+
+    def used_since(self, start: int) -> set[int]:
+        return set(self.used[start:])
 
     def walk(self, x: Any, def_id: int | None = None) -> Any:
         if isinstance(x, list):
@@ -144,29 +151,35 @@ class _RefDecoder:
         if t == "#":
             return self.walk(x["v"], x["i"])
         if t == "@":
+            self.used.append(x["i"])
             return self.defs[x["i"]]
         if t == "m":
             m = JSMap()
             if def_id is not None:
                 self.defs[def_id] = m
             for k, v in x["v"]:
-                m[self.walk(k)] = self.walk(v)
+                key = self.walk(k)  # the key first: a reference in the value may point at it
+                m[key] = self.walk(v)
             return m
         if t == "s":
-            # A set cannot contain itself in Python; the members come first.
             members = JSSet([])
             if def_id is not None:
                 self.defs[def_id] = members
+            before = len(self.used)
             members.members.extend(self.walk(v) for v in x["v"])
-            return members
+            if def_id is not None and def_id in self.used_since(before):
+                return members  # it contains itself: only a JSSet can
+            value = python_set_or_jsset(members.members)
+            if def_id is not None:
+                self.defs[def_id] = value
+            return value
         if t == "e":
             err = JSError(
                 name=x.get("name", "Error"), message=x.get("message", ""), stack=x.get("stack")
             )
             if def_id is not None:
                 self.defs[def_id] = err
-            if "cause" in x:
-                err.cause = self.walk(x["cause"])
+            err.cause = self.walk(x["cause"]) if "cause" in x else NO_CAUSE
             return err
         if t == "o":
             o: dict[str, Any] = {}
@@ -183,6 +196,13 @@ class _RefDecoder:
 
 def decode(wire: str) -> Any:
     """Decode a wire text made by the guest (or by `encode`)."""
+    try:
+        return _decode(wire)
+    except RecursionError:
+        raise CodecError(f"a value nested deeper than {MAX_DEPTH} levels", "$") from None
+
+
+def _decode(wire: str) -> Any:
     mode, body = wire[:1], wire[1:]
     if mode == "J":
         return json.loads(body)
@@ -260,19 +280,40 @@ class _Encoder:
         if t is str or v is None or t is bool:
             return v
         if t is int:
-            return v if -MAX_SAFE <= v <= MAX_SAFE else self.tag("b", v=str(v))
+            return v if -MAX_SAFE <= v <= MAX_SAFE else self.tag("b", x=format(v, "x"))
         if t is float:
             if math.isfinite(v):
                 return v
             return self.tag(
                 "n", v="NaN" if math.isnan(v) else ("Infinity" if v > 0 else "-Infinity")
             )
-        if t is list or t is tuple or t is dict:
-            ref = self.container(v, holder, key)
-            if ref is not None:
-                return ref
-            return self.enc_dict(v) if t is dict else self.enc_list(v)
+        if t is list or t is tuple:
+            return self.shared(v, holder, key, self.enc_list)
+        if t is dict:
+            return self.shared(v, holder, key, self.enc_dict)
         return self.enc_other(v, holder, key)
+
+    def leaf(self, v: Any, holder: Any, key: Any, make: Any) -> Any:
+        """An object without contents (a date, a byte array): once, then references."""
+        ref = self.container(v, holder, key)
+        if ref is not None:
+            return ref
+        out = make()
+        self.set_out(v, out)
+        return out
+
+    def shared(self, v: Any, holder: Any, key: Any, build: Any) -> Any:
+        """Encode a container once; a second sight of it is a reference."""
+        ref = self.container(v, holder, key)
+        if ref is not None:
+            return ref
+        out = build(v)
+        entry = self.seen[id(v)]
+        if entry[3] is not None:
+            # It was referenced from inside itself: the definition goes here,
+            # where the parent is about to put it.
+            return {TAG: "#", "i": entry[3], "v": entry[0]}
+        return out
 
     def enc_list(self, v: list[Any] | tuple[Any, ...]) -> list[Any]:
         out: list[Any] = []
@@ -302,13 +343,54 @@ class _Encoder:
             return wrapped
         return out
 
+    def enc_map(self, v: JSMap) -> Any:
+        pairs: list[Any] = []
+        out = self.tag("m", v=pairs)
+        self.set_out(v, out)
+        for i, (k, item) in enumerate(v.pairs()):
+            pair: list[Any] = [None, None]
+            self.path.append(f"<map key {i}>")
+            pair[0] = self.enc(k, pair, 0)
+            self.path[-1] = f"<map value {i}>"
+            pair[1] = self.enc(item, pair, 1)
+            self.path.pop()
+            pairs.append(pair)
+        return out
+
+    def enc_set(self, v: Any) -> Any:
+        members: list[Any] = []
+        out = self.tag("s", v=members)
+        self.set_out(v, out)
+        for i, item in enumerate(v):
+            self.path.append(f"<set member {i}>")
+            members.append(None)
+            members[i] = self.enc(item, members, i)
+            self.path.pop()
+        return out
+
+    def enc_error(self, v: Any) -> Any:
+        if isinstance(v, JSError):
+            out = self.tag("e", name=v.name, message=v.message)
+            if v.stack is not None:
+                out["stack"] = v.stack
+            cause = v.cause
+        else:
+            out = self.tag("e", name=type(v).__name__, message=str(v))
+            cause = v.__cause__ if v.__cause__ is not None else NO_CAUSE
+        self.set_out(v, out)
+        if cause is not NO_CAUSE:
+            self.path.append("cause")
+            out["cause"] = self.enc(cause, out, "cause")
+            self.path.pop()
+        return out
+
     def enc_other(self, v: Any, holder: Any, key: Any) -> Any:
         if isinstance(v, _Undefined):
             return self.tag("u")
         if isinstance(v, bool):
             return bool(v)
         if isinstance(v, JSBigInt):
-            return self.tag("b", v=str(int(v)))
+            return self.tag("b", x=format(int(v), "x"))
         if isinstance(v, enum.Enum):
             return self.enc(v.value, holder, key)
         if isinstance(v, int):
@@ -320,18 +402,26 @@ class _Encoder:
         if isinstance(v, str):
             return str(v)
         if isinstance(v, dt.datetime | dt.date):
-            return self.tag("d", v=_date_ms(v))
+            return self.leaf(v, holder, key, lambda: self.tag("d", v=_date_ms(v)))
         if isinstance(v, JSDate):
-            return self.tag("d", v=None if math.isnan(v.ms) else v.ms)
+            # A Date holds a finite time or none: infinity is an invalid date too.
+            return self.leaf(v, holder, key, lambda: self.tag("d", v=v.ms if math.isfinite(v.ms) else None))
         if isinstance(v, JSArrayBuffer):
-            return self.tag("a", v=base64.b64encode(v).decode("ascii"))
+            return self.leaf(v, holder, key, lambda: self.tag("a", v=base64.b64encode(v).decode("ascii")))
         if isinstance(v, bytes | bytearray | memoryview):
-            return self.tag("t", k="Uint8Array", v=base64.b64encode(bytes(v)).decode("ascii"))
+            data = base64.b64encode(bytes(v)).decode("ascii")
+            if type(v) is bytes and len(v) < 2:
+                # CPython shares these: the same object twice is not one array.
+                return self.tag("t", k="Uint8Array", v=data)
+            return self.leaf(v, holder, key, lambda: self.tag("t", k="Uint8Array", v=data))
         if isinstance(v, JSTypedArray):
-            return self.tag("t", k=v.kind, v=base64.b64encode(v.data).decode("ascii"))
+            return self.leaf(v, holder, key, lambda: self.tag("t", k=v.kind, v=base64.b64encode(v.data).decode("ascii")))
         if isinstance(v, JSRegExp):
-            return self.tag("r", s=v.source, f=v.flags)
+            return self.leaf(v, holder, key, lambda: self.tag("r", s=v.source, f=v.flags))
         if isinstance(v, re.Pattern):
+            if v.flags & (re.VERBOSE | re.LOCALE):
+                # Sending it without these would change what it matches.
+                raise CodecError("a regular expression with flags JavaScript has no match for", self.where())
             source = v.pattern if isinstance(v.pattern, str) else v.pattern.decode("latin-1")
             return self.tag("r", s=source, f=_regexp_flags(v))
         if isinstance(v, Decimal):
@@ -339,62 +429,15 @@ class _Encoder:
         if isinstance(v, uuid.UUID):
             return str(v)
         if isinstance(v, JSMap):
-            ref = self.container(v, holder, key)
-            if ref is not None:
-                return ref
-            pairs: list[Any] = []
-            out = self.tag("m", v=pairs)
-            self.set_out(v, out)
-            for i, (k, item) in enumerate(v.pairs()):
-                pair: list[Any] = [None, None]
-                self.path.append(f"<map key {i}>")
-                pair[0] = self.enc(k, pair, 0)
-                self.path[-1] = f"<map value {i}>"
-                pair[1] = self.enc(item, pair, 1)
-                self.path.pop()
-                pairs.append(pair)
-            return out
+            return self.shared(v, holder, key, self.enc_map)
         if isinstance(v, set | frozenset | JSSet):
-            ref = self.container(v, holder, key)
-            if ref is not None:
-                return ref
-            members: list[Any] = []
-            out = self.tag("s", v=members)
-            self.set_out(v, out)
-            for i, item in enumerate(v):
-                self.path.append(f"<set member {i}>")
-                members.append(None)
-                members[i] = self.enc(item, members, i)
-                self.path.pop()
-            return out
+            return self.shared(v, holder, key, self.enc_set)
         if isinstance(v, JSError | BaseException):
-            ref = self.container(v, holder, key)
-            if ref is not None:
-                return ref
-            if isinstance(v, JSError):
-                out = self.tag("e", name=v.name, message=v.message)
-                if v.stack is not None:
-                    out["stack"] = v.stack
-                cause = v.cause
-            else:
-                out = self.tag("e", name=type(v).__name__, message=str(v))
-                cause = v.__cause__ if v.__cause__ is not None else UNDEFINED
-            self.set_out(v, out)
-            if cause is not UNDEFINED:
-                self.path.append("cause")
-                out["cause"] = self.enc(cause, out, "cause")
-                self.path.pop()
-            return out
+            return self.shared(v, holder, key, self.enc_error)
         if isinstance(v, Mapping):
-            ref = self.container(v, holder, key)
-            if ref is not None:
-                return ref
-            return self.enc_dict(v)
+            return self.shared(v, holder, key, self.enc_dict)
         if isinstance(v, list | tuple):
-            ref = self.container(v, holder, key)
-            if ref is not None:
-                return ref
-            return self.enc_list(v)
+            return self.shared(v, holder, key, self.enc_list)
         if dataclasses.is_dataclass(v) and not isinstance(v, type):
             return self.enc(
                 {f.name: getattr(v, f.name) for f in dataclasses.fields(v)}, holder, key
@@ -411,10 +454,18 @@ def encode(value: Any) -> str:
     Raises CodecError, naming the path, for what JavaScript cannot hold."""
     enc = _Encoder()
     top: list[Any] = [None]
-    top[0] = enc.enc(value, top, 0)
+    try:
+        top[0] = enc.enc(value, top, 0)
+        text = json.dumps(top[0], separators=(",", ":"), allow_nan=False)
+    except CodecError:
+        raise
+    except RecursionError:
+        raise CodecError(f"a value nested deeper than {MAX_DEPTH} levels", enc.where()) from None
+    except (ValueError, OverflowError) as exc:
+        raise CodecError(f"a value JSON cannot hold ({exc})", enc.where()) from None
     mode = "R" if enc.refs else ("T" if enc.tagged else "J")
-    # ASCII keeps lone surrogates and NULs safe on their way into QuickJS.
-    return mode + json.dumps(top[0], separators=(",", ":"), allow_nan=False)
+    # ASCII (json's default) keeps lone surrogates and NULs safe on their way into QuickJS.
+    return mode + text
 
 
 def preview(value: Any, limit: int = 160) -> str:
@@ -431,6 +482,8 @@ def _preview(v: Any, depth: int) -> str:
     if isinstance(v, bool):
         return "true" if v else "false"
     if isinstance(v, JSBigInt):
+        if v.bit_length() > 3000:  # never convert a huge number to decimal just to preview it
+            return f"<a {int(v.bit_length() * 0.30103)}-digit BigInt>"
         return f"{int(v)}n"
     if isinstance(v, int | float):
         if isinstance(v, float) and v.is_integer() and math.isfinite(v):

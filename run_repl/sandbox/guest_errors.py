@@ -9,6 +9,7 @@ from typing import Any
 from .errors import GUEST_VISIBLE_CODES, ErrorCode, next_actions
 from .frames import PRELUDE_LINE_BASE
 from .result import NextAction, RunErrorInfo
+from .session import near_memory_limit
 from .source import WRAPPER_FUNCTION_NAME, PreparedSource
 
 _FRAME = re.compile(r"^\s*at (?:(?P<name>.*?) \()?<input>:(?P<line>\d+):(?P<col>\d+)\)?\s*$")
@@ -67,7 +68,7 @@ def map_error(
     err: dict[str, Any],
     prepared: PreparedSource | None,
     *,
-    heap_bytes: int | None = None,
+    stats: dict[str, Any] | None = None,
     memory_bytes: int | None = None,
 ) -> RunErrorInfo:
     code = str(err.get("code") or ErrorCode.RUN_EXCEPTION)
@@ -87,12 +88,8 @@ def map_error(
         detail = first.split(": ", 1)[1] if first.startswith("SyntaxError: ") else first
         message = f"SyntaxError: {detail}" + (f" (line {line}, column {column})" if line else "")
     else:
-        if (
-            err.get("thrown_null")
-            and heap_bytes
-            and memory_bytes
-            and heap_bytes >= memory_bytes * 0.85
-        ):
+        suspect = err.get("thrown_null") or (name == "InternalError" and message in ("null", "out of memory"))
+        if suspect and memory_bytes and near_memory_limit(stats or {}, memory_bytes):
             # Out of memory can surface as a thrown null.
             code = ErrorCode.RUN_MEMORY_EXCEEDED
         frames = user_frames(err.get("stack"), prepared)

@@ -465,7 +465,7 @@ class Runner:
         error = map_error(
             payload.get("error") or {},
             prepared,
-            heap_bytes=worker_stats.get("heap_bytes"),
+            stats=worker_stats,
             memory_bytes=limits.memory_bytes,
         )
         return RunResult(status="error", error=error, **common), stored

@@ -35,6 +35,7 @@ CallCallback = Callable[[CallRecord], Any]
 _EXECUTOR: concurrent.futures.ThreadPoolExecutor | None = None
 PREVIEW_TEXT_LIMIT = 64 * 1024
 SPIN_SECONDS = 0.0001
+READ_CHUNK = 64 * 1024
 
 
 def _executor() -> concurrent.futures.ThreadPoolExecutor:
@@ -389,7 +390,8 @@ class RunSession:
     def _read_once(self, worker: WorkerProcess) -> bool:
         """Read and handle what the worker sent; False when nothing was there."""
         try:
-            data = os.read(worker.read_fd, 1 << 20)
+            # A bounded read: a flood of log frames must not hold the event loop.
+            data = os.read(worker.read_fd, READ_CHUNK)
         except BlockingIOError:
             return False
         except OSError:
@@ -443,7 +445,7 @@ class RunSession:
             self.logs.append(line)
             self._emit(self.on_log, line)
         elif kind == frames.IDLE:
-            self._on_idle()
+            self._on_idle(json.loads(payload) if payload else {})
         elif kind == frames.VALUE_CHUNK:
             self.value_chunks.append(payload.decode("utf-8", "surrogatepass"))
         elif kind == frames.DONE:
@@ -480,7 +482,7 @@ class RunSession:
             # A broken callback must not break the run it watches.
             traceback.print_exc()
 
-    def _on_idle(self) -> None:
+    def _on_idle(self, stats: dict[str, Any] | None = None) -> None:
         """The worker has run out of work. If no host call can still answer it,
         the run is interrupted (pending approvals) or stuck (a promise that
         nothing will settle)."""
@@ -496,6 +498,10 @@ class RunSession:
             return
         if self.interrupts:
             self._resolve(SessionOutcome("interrupted", {}))
+            return
+        if stats and near_memory_limit(stats, self.limits.memory_bytes):
+            # Out of memory inside a promise job can leave nothing to report it.
+            self._fail(ErrorCode.RUN_MEMORY_EXCEEDED, "The sandbox ran out of memory.")
             return
         self._fail(
             ErrorCode.RUN_EXCEPTION,
@@ -729,7 +735,8 @@ class RunSession:
             return
         try:
             wire = codec.encode(result)
-        except codec.CodecError as ce:
+        except Exception as exc:
+            ce = exc if isinstance(exc, codec.CodecError) else codec.CodecError(f"a value ({type(exc).__name__})", "$")
             self._reply_error(
                 seq,
                 ErrorCode.RUN_HOST_FUNCTION_ERROR,
@@ -933,6 +940,14 @@ def _shape(fn: Callable[..., Any]) -> str:
         return "(...)"
     names = [p.name + ("?" if p.default is not p.empty else "") for p in params if p.kind != p.VAR_KEYWORD]
     return "(" + ", ".join(names) + ")"
+
+
+def near_memory_limit(stats: dict[str, Any], memory_bytes: int) -> bool:
+    """Whether the sandbox got close to its memory limit (its heap now, or the
+    process's growth at its peak: a heap freed after the failure shows there)."""
+    heap = stats.get("heap_bytes") or 0
+    growth = stats.get("memory_growth_bytes") or 0
+    return heap >= memory_bytes * 0.85 or growth >= memory_bytes * 0.75
 
 
 def _args_preview(wire: str, args: Any, limit: int = 160) -> str:

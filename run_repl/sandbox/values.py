@@ -36,6 +36,19 @@ class _Undefined:
 UNDEFINED: Final = _Undefined()
 
 
+class _NoCause:
+    """An Error without a `cause` (not even `cause: undefined`)."""
+
+    def __repr__(self) -> str:
+        return "NO_CAUSE"
+
+    def __bool__(self) -> bool:
+        return False
+
+
+NO_CAUSE: Final = _NoCause()
+
+
 class JSBigInt(int):
     """A JavaScript BigInt. Plain `int`s beyond ±2**53 also travel as BigInt."""
 
@@ -60,7 +73,7 @@ class JSError:
 
     name: str = "Error"
     message: str = ""
-    cause: Any = UNDEFINED
+    cause: Any = NO_CAUSE
     stack: str | None = None
 
     def __str__(self) -> str:
@@ -152,6 +165,15 @@ class JSTypedArray:
         return array.array(codes[self.kind], self.data).tolist()
 
 
+class JSUint8Array(bytes):
+    """A JavaScript Uint8Array as it arrives from the guest: a `bytes` (read it as
+    one). A subclass so each one is its own object, as each array is in
+    JavaScript (CPython shares empty and one-byte `bytes`)."""
+
+    def __repr__(self) -> str:
+        return f"JSUint8Array({bytes(self)!r})"
+
+
 class JSArrayBuffer(bytes):
     """A JavaScript ArrayBuffer: its bytes (a `bytes`, so it reads like one)."""
 
@@ -170,34 +192,37 @@ def _hashable(value: Any) -> bool:
 class JSMap(MutableMapping[Any, Any]):
     """A JavaScript Map: insertion order kept, and any keys (lists and dicts too).
 
-    Hashable keys are found by hash; other keys by identity, then equality.
+    Keys compare as in JavaScript: strings, numbers, booleans, BigInts, null and
+    undefined by value (1 and 1n are different keys); everything else, which is
+    an object in JavaScript (a date, bytes, a list), by identity.
     """
 
     def __init__(self, pairs: Iterable[tuple[Any, Any]] | None = None) -> None:
         self._keys: list[Any] = []
         self._values: list[Any] = []
-        self._index: dict[tuple[type, Any], int] = {}
+        self._index: dict[tuple[Any, ...], int] = {}
         for key, value in pairs or ():
             self[key] = value
 
     @staticmethod
-    def _slot(key: Any) -> tuple[type, Any] | None:
-        # True and 1 are different Map keys in JavaScript, as are 1 and "1".
-        if not _hashable(key):
-            return None
-        kind: type = (
-            bool if isinstance(key, bool) else (float if isinstance(key, int) else type(key))
-        )
-        return (kind, key)
+    def _slot(key: Any) -> tuple[Any, ...]:
+        """The key's identity as JavaScript's SameValueZero sees it."""
+        if key is None or key is UNDEFINED:
+            return ("null" if key is None else "undefined",)
+        if isinstance(key, bool):
+            return ("boolean", key)
+        if isinstance(key, JSBigInt):
+            return ("bigint", int(key))
+        if isinstance(key, int | float):
+            # 1 and 1.0 are one number; NaN is one key; -0 and 0 are one key.
+            return ("number", "NaN") if isinstance(key, float) and math.isnan(key) else ("number", float(key))
+        if isinstance(key, str):
+            return ("string", key)
+        # Anything else is a JavaScript object: a key by identity, never by value.
+        return ("object", id(key))
 
     def _find(self, key: Any) -> int | None:
-        slot = self._slot(key)
-        if slot is not None:
-            return self._index.get(slot)
-        for i, existing in enumerate(self._keys):
-            if existing is key or (not _hashable(existing) and existing == key):
-                return i
-        return None
+        return self._index.get(self._slot(key))
 
     def __getitem__(self, key: Any) -> Any:
         i = self._find(key)
@@ -210,9 +235,7 @@ class JSMap(MutableMapping[Any, Any]):
         if i is not None:
             self._values[i] = value
             return
-        slot = self._slot(key)
-        if slot is not None:
-            self._index[slot] = len(self._keys)
+        self._index[self._slot(key)] = len(self._keys)
         self._keys.append(key)
         self._values.append(value)
 

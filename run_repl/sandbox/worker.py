@@ -62,6 +62,32 @@ def _apply_os_limits(memory_bytes: int, timeout_ms: int) -> None:
         lower(resource.RLIMIT_NPROC, 0)
 
 
+def _status_kib(field: str) -> int:
+    with open("/proc/self/status") as fh:
+        for line in fh:
+            if line.startswith(field):
+                return int(line.split()[1]) * 1024
+    return 0
+
+
+def _reset_peak_rss() -> int:
+    """Forget the start-up's peak (Linux), so the peak at the end is the run's.
+    Returns the resident size now."""
+    try:
+        with open("/proc/self/clear_refs", "w") as fh:
+            fh.write("5")
+        return _status_kib("VmRSS:")
+    except OSError:
+        return 0
+
+
+def _peak_rss() -> int:
+    try:
+        return _status_kib("VmHWM:")
+    except OSError:
+        return 0
+
+
 def _write(data: bytes) -> None:
     view = memoryview(data)
     while view:
@@ -83,6 +109,7 @@ class Worker:
         self.finished = False
         self.bridge_error: str | None = None
         self.calls_made = 0
+        self.rss_at_start = 0
         self.value_bytes = 0  # of the value's chunks sent so far
         self.calls_closed = 0  # answered, or interrupted for this run
         self.ctx = _quickjs.Context()
@@ -157,7 +184,10 @@ class Worker:
         try:
             import resource
 
-            out["memory_peak_bytes"] = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss * 1024
+            peak = _peak_rss() or resource.getrusage(resource.RUSAGE_SELF).ru_maxrss * 1024
+            out["memory_peak_bytes"] = peak
+            # What the run itself added at its highest: the heap's peak, near enough.
+            out["memory_growth_bytes"] = max(0, peak - self.rss_at_start)
         except Exception:
             pass
         try:
@@ -208,7 +238,7 @@ class Worker:
                 pass
         except self.q.JSException as exc:
             text = str(exc)
-            if "out of memory" in text or text.startswith("null"):
+            if "out of memory" in text or text.startswith("null") or text.startswith("InternalError: null"):
                 self.fail_from_python(
                     "RUN_MEMORY_EXCEEDED", "InternalError", "The sandbox ran out of memory."
                 )
@@ -224,6 +254,7 @@ class Worker:
         job = json.loads(payload)
         self.max_value_bytes = int(job["max_value_bytes"])
         _apply_os_limits(int(job["memory_bytes"]), int(job["timeout_ms"]))
+        self.rss_at_start = _reset_peak_rss()
         self.dispatch("configure", job["guest"])
         self.ctx.set_max_stack_size(int(job["stack_bytes"]))
         self.ctx.set_memory_limit(int(job["memory_bytes"]))
@@ -254,8 +285,10 @@ class Worker:
             if self.finished:
                 self.exit()
             if self.calls_closed >= self.calls_made:
-                # Nothing can wake the guest now: the parent decides what that means.
-                _write(f.frame(f.IDLE, b""))
+                # Nothing can wake the guest now: the parent decides what that means
+                # (memory figures tell a swallowed out-of-memory from a stuck promise).
+                stats = self._stats() if self.calls_made == 0 or self.calls_closed else {}
+                _write(f.frame(f.IDLE, json.dumps(stats).encode()))
             kind, payload = self.read_frame()
             if kind == f.CALL_INTERRUPTED:
                 self.calls_closed += 1

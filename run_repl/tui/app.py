@@ -48,7 +48,8 @@ FLUSH_SECONDS = 0.05  # logs and calls reach the screen in batches, so a chatty 
 
 class RunReplApp(App[int]):
     TITLE = "run-repl"
-    CSS_PATH = "app.tcss"
+    # Absolute, so a subclass defined elsewhere still finds it.
+    CSS_PATH = Path(__file__).with_name("app.tcss")
 
     BINDINGS: ClassVar[list[Binding]] = [
         Binding("ctrl+enter,ctrl+j,f5", "run", "Run", id="app.run", priority=True),
@@ -126,7 +127,7 @@ class RunReplApp(App[int]):
             status.store_note = "in-memory store"
         for warning in [*self.ws.warnings, *self.theme_problems]:
             self.notify(warning, severity="warning", timeout=10)
-        self.set_interval(FLUSH_SECONDS, self._flush)
+        self.set_interval(FLUSH_SECONDS, self._flush_logs)
         pending = self.ws.store.list_approvals()
         if pending:
             self.notify(
@@ -395,13 +396,13 @@ class RunReplApp(App[int]):
             from ..sandbox.guest_errors import plain_error
 
             result = RunResult(status="error", error=plain_error(ErrorCode.RUN_WORKER_CRASHED, str(exc)))
-        self._flush()
+        self._flush_logs()
         if result.status == "interrupted":
             self.post_message(RunInterrupted(token, result, source))
         else:
             self.post_message(RunFinished(token, result, source))
 
-    def _flush(self) -> None:
+    def _flush_logs(self) -> None:
         if self.pending_logs:
             lines, self.pending_logs = self.pending_logs, []
             self.post_message(LogReceived(self.run_token, lines))

@@ -61,6 +61,7 @@ const arrayJoin = ArrayProto.join;
 const arraySlice = ArrayProto.slice;
 const stringSlice = RealString.prototype.slice;
 const stringSplit = RealString.prototype.split;
+const stringIncludes = RealString.prototype.includes;
 const charCodeAt = RealString.prototype.charCodeAt;
 const toWellFormed = RealString.prototype.toWellFormed;
 const dateGetTime = RealDate.prototype.getTime;
@@ -83,6 +84,7 @@ const dataViewBuffer = getOwnPropertyDescriptor(DataView.prototype, "buffer").ge
 const dataViewByteOffset = getOwnPropertyDescriptor(DataView.prototype, "byteOffset").get;
 const dataViewByteLength = getOwnPropertyDescriptor(DataView.prototype, "byteLength").get;
 const errorIsError = Error.isError;
+const BigIntToString = BigInt.prototype.toString;
 const RealUint8Array = Uint8Array;
 const AsyncFunctionProto = getPrototypeOf(async function () {});
 const GeneratorFunctionProto = getPrototypeOf(function* () {});
@@ -114,6 +116,8 @@ let logsDropped = 0;
 let callsStarted = 0;
 let callsInFlight = 0;
 let finished = false;
+let returning = false;  // the snippet has returned: its value is being read
+let lateCall = null;  // a host call made while the value was read: the run fails with it
 const calls = new RealMap(); // id -> {path, resolve, reject, promise, site, settled, observed, failure}
 const ownErrors = new RealWeakSet();
 const observedCalls = new RealWeakSet();
@@ -307,7 +311,7 @@ function pathText(parts) {
 // R (tags and shared references).
 class NotCloneable extends RealError {}
 
-const MAX_DEPTH = 1000;
+const MAX_DEPTH = 256;  // levels of nesting a value may have; deeper is refused with its path
 
 // Arguments that are only strings, booleans, null and plain numbers need no walk.
 function plainArgs(args) {
@@ -344,6 +348,11 @@ function encodeWire(root, rootName) {
     return o;
   }
 
+  // A container referenced from inside itself is defined where its parent puts it.
+  function defined(entry) {
+    return entry.id === undefined ? entry.out : { [TAG]: "#", i: entry.id, v: entry.out };
+  }
+
   function enc(v, holder, key, depth) {
     switch (typeof v) {
       case "string":
@@ -359,7 +368,8 @@ function encodeWire(root, rootName) {
       case "undefined":
         return tag("u");
       case "bigint":
-        return tag("b", { v: RealString(v) });
+        // Hexadecimal: Python limits decimal conversions to 4,300 digits.
+        return tag("b", { x: v < 0n ? "-" + call(BigIntToString, -v, 16) : call(BigIntToString, v, 16) });
       case "symbol":
         return refuse("a symbol");
       case "function":
@@ -387,11 +397,12 @@ function encodeWire(root, rootName) {
         out[i] = enc(v[i], out, i, depth + 1);
         path.length--;
       }
-      return out;
+      return defined(entry);
     }
     const proto = getPrototypeOf(v);
     if (proto === ObjectProto || proto === null) {
-      const out = {};
+      // No prototype: an own "__proto__" key stays a key.
+      const out = objectCreate(null);
       entry.out = out;
       call(mapSet, seen, v, entry);
       const ks = objectKeys(v);
@@ -408,19 +419,25 @@ function encodeWire(root, rootName) {
         for (const k of ks) call(arrayPush, pairs, [k, out[k]]);
         const wrapped = tag("o", { v: pairs });
         entry.out = wrapped;
-        return wrapped;
+        return defined(entry);
       }
-      return out;
+      return defined(entry);
     }
     const brand = brandOf(v);
     let out;
+    // Objects without contents keep their identity too: once, then references.
+    const leaf = (tagged) => {
+      entry.out = tagged;
+      call(mapSet, seen, v, entry);
+      return tagged;
+    };
     switch (brand) {
       case "Date": {
         const ms = call(dateGetTime, v);
-        return tag("d", { v: ms === ms ? ms : null });
+        return leaf(tag("d", { v: ms === ms ? ms : null }));
       }
       case "RegExp":
-        return tag("r", { s: call(regexpSourceGetter, v), f: call(regexpFlagsGetter, v) });
+        return leaf(tag("r", { s: call(regexpSourceGetter, v), f: call(regexpFlagsGetter, v) }));
       case "Map": {
         const pairs = [];
         out = tag("m", { v: pairs });
@@ -439,7 +456,7 @@ function encodeWire(root, rootName) {
           call(arrayPush, pairs, pair);
           i++;
         }
-        return out;
+        return defined(entry);
       }
       case "Set": {
         const members = [];
@@ -454,13 +471,13 @@ function encodeWire(root, rootName) {
           path.length--;
           i++;
         }
-        return out;
+        return defined(entry);
       }
       case "ArrayBuffer":
-        return tag("a", { v: bytesToBase64(new RealUint8Array(v)) });
+        return leaf(tag("a", { v: bytesToBase64(new RealUint8Array(v)) }));
       case "DataView": {
         const bytes = new RealUint8Array(call(dataViewBuffer, v), call(dataViewByteOffset, v), call(dataViewByteLength, v));
-        return tag("t", { k: "DataView", v: bytesToBase64(bytes) });
+        return leaf(tag("t", { k: "DataView", v: bytesToBase64(bytes) }));
       }
       case "Error": {
         out = tag("e", {});
@@ -475,7 +492,7 @@ function encodeWire(root, rootName) {
           out.cause = enc(v.cause, out, "cause", depth + 1);
           path.length--;
         }
-        return out;
+        return defined(entry);
       }
       case "Promise":
         return refuse("a Promise (await it first)");
@@ -484,7 +501,7 @@ function encodeWire(root, rootName) {
       default: {
         // A typed array: send its own bytes, whatever buffer it views.
         const bytes = new RealUint8Array(call(typedArrayBuffer, v), call(typedArrayByteOffset, v), call(typedArrayByteLength, v));
-        return tag("t", { k: brand, v: bytesToBase64(bytes) });
+        return leaf(tag("t", { k: brand, v: bytesToBase64(bytes) }));
       }
     }
     if (v instanceof RealNumber || v instanceof RealString || v instanceof Boolean) {
@@ -513,10 +530,15 @@ function decodeWire(mode, text) {
       for (const k of objectKeys(x)) x[k] = dec(x[k]);
       return x;
     }
+    const value = decTag(x, t);
+    if (x.__def !== undefined && defs[x.__def] === undefined) defs[x.__def] = value;
+    return value;
+  }
+  function decTag(x, t) {
     switch (t) {
       case "u": return undefined;
       case "n": return RealNumber(x.v);
-      case "b": return BigInt(x.v);
+      case "b": return x.x[0] === "-" ? -BigInt("0x" + call(stringSlice, x.x, 1)) : BigInt("0x" + x.x);
       case "d": return new RealDate(x.v === null ? NaN : x.v);
       case "r": return new RegExp(x.s, x.f);
       case "m": {
@@ -673,22 +695,19 @@ function serializeValue(value) {
   if (top === "function" || top === "symbol" || top === "bigint") {
     throw notSerializableError({ path: "$", what: describeKind(value), hint: conversionHint(value) });
   }
-  let text;
-  serializing = true;
-  try {
-    text = JSONstringify(value);
-  } catch (e) {
-    serializing = false;
-    const found = findUnserializable(value);
-    if (found) throw notSerializableError(found);
-    throw e;  // a getter or toJSON of the snippet's own threw
-  } finally {
-    serializing = false;
-  }
+  const text = serializeValueOf(value, value);
   if (text === undefined) {
     throw notSerializableError({ path: "$", what: describeKind(value), hint: conversionHint(value) });
   }
+  if (call(stringIncludes, text, "{}")) checkWhole(value);
   return text;
+}
+
+// A toJSON that returns a Map (or a Set, a Promise...) comes out as {} without
+// the traps seeing it. Where "{}" appears, walk the value once to be sure.
+function checkWhole(value) {
+  const found = findUnserializable(value);
+  if (found) throw notSerializableError(found);
 }
 
 // ---------------------------------------------------------------- host calls
@@ -710,8 +729,10 @@ function userSite() {
 
 function hostCall(path, args) {
   const site = userSite();
-  if (finished) {
-    return rejectedCall(makeError("RUN_DETACHED_CALL", path + "() was called after the snippet returned.", { path, site }));
+  if (finished || returning) {
+    const late = makeError("RUN_DETACHED_CALL", path + "() was called after the snippet returned (from its value's toJSON or a getter?): it was not run.", { path, site });
+    if (!lateCall) lateCall = late;
+    return rejectedCall(late);
   }
   if (callsStarted >= config.maxHostCalls) {
     return rejectedCall(makeError("RUN_BRIDGE_LIMIT",
@@ -968,7 +989,8 @@ function utf8Length(s) {
 }
 
 function cutToBytes(s, max) {
-  if (s.length * 3 <= max || utf8Length(s) <= max) return s;
+  // Only the first `max` characters can matter: never measure a huge line whole.
+  if (s.length * 3 <= max || (s.length <= max && utf8Length(s) <= max)) return s;
   // Keep whole characters within the budget, and say how much was cut.
   const marker = " …[cut]";
   const budget = max - 10;
@@ -1127,6 +1149,9 @@ function removeGlobals() {
   for (const name of ["prepareStackTrace"]) {
     if (hasOwn(RealError, name)) delete RealError[name];
   }
+  // A settable limit would let a snippet strip the frames its errors are placed by.
+  const limit = RealError.stackTraceLimit;
+  defineProperty(RealError, "stackTraceLimit", { value: limit, writable: false, enumerable: false, configurable: false });
 }
 
 // The "override mistake": on a frozen prototype, `err.name = 'X'` would fail.
@@ -1293,6 +1318,7 @@ function largeShape(value) {
 function finishChunked(value, shape) {
   const n = shape.items.length;
   let sent = 0;
+  let sawEmpty = false;
   for (let i = 0; i < n; i += CHUNK_ITEMS) {
     let part = call(arraySlice, shape.items, i, i + CHUNK_ITEMS);
     if (shape.entriesOf) {
@@ -1302,6 +1328,7 @@ function finishChunked(value, shape) {
       part = entries;
     }
     const text = serializeValueOf(value, part);
+    if (!sawEmpty && call(stringIncludes, text, "{}")) sawEmpty = true;
     sent += text.length;  // UTF-16 units: never more than the UTF-8 bytes
     if (sent > config.maxValueBytes) {
       throw makeError("RUN_VALUE_TOO_LARGE",
@@ -1310,6 +1337,7 @@ function finishChunked(value, shape) {
     post("chunk", text);
   }
   const restText = shape.rest === undefined ? "" : serializeValueOf(value, shape.rest);
+  if (sawEmpty || call(stringIncludes, restText, "{}")) checkWhole(value);
   return { kind: "json", mode: "chunked", path: shape.path, total: n, chunk_items: CHUNK_ITEMS, restText };
 }
 
@@ -1330,6 +1358,7 @@ function serializeValueOf(whole, part) {
 
 function finish(value) {
   if (finished) return;
+  returning = true;
   const problem = detachedProblem();
   if (problem) return fail(problem);
   if (value === undefined) return report("done", { kind: "undefined" });
@@ -1338,6 +1367,7 @@ function finish(value) {
     const shape = largeShape(value);
     if (shape) {
       const done = finishChunked(value, shape);
+      if (lateCall) return fail(lateCall);
       const restText = done.restText;
       delete done.restText;
       return report("done", done, restText);
@@ -1346,6 +1376,7 @@ function finish(value) {
   } catch (e) {
     return fail(e);
   }
+  if (lateCall) return fail(lateCall);
   if (text.length > config.maxValueBytes) {
     return fail(makeError("RUN_VALUE_TOO_LARGE",
       "The run's value is over " + config.maxValueBytes + " bytes as JSON (max_value_bytes): select less in the snippet.", {}));

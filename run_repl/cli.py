@@ -26,9 +26,16 @@ COMMANDS = ("run", "expand", "approvals", "history", "host", "repl")
 
 
 def _common(parser: argparse.ArgumentParser) -> None:
-    parser.add_argument("--host", help="host functions: package.module:attr or a .py file (default: the demo host)")
-    parser.add_argument("--data-dir", help="where the store, history and approvals live (default: the user data dir)")
-    parser.add_argument("--timeout-ms", type=int, help="wall-clock limit of a run, in ms (default 30000)")
+    parser.add_argument(
+        "--host", help="host functions: package.module:attr or a .py file (default: the demo host)"
+    )
+    parser.add_argument(
+        "--data-dir",
+        help="where the store, history and approvals live (default: the user data dir)",
+    )
+    parser.add_argument(
+        "--timeout-ms", type=int, help="wall-clock limit of a run, in ms (default 30000)"
+    )
     parser.add_argument("--memory-mb", type=int, help="sandbox memory limit, in MiB (default 64)")
 
 
@@ -47,20 +54,30 @@ def build_command_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(prog="run-repl")
     sub = parser.add_subparsers(dest="command", required=True)
 
-    run = sub.add_parser("run", help="run a snippet once", description="Run a snippet (a file, or - for stdin) once.")
+    run = sub.add_parser(
+        "run", help="run a snippet once", description="Run a snippet (a file, or - for stdin) once."
+    )
     run.add_argument("file", help="the snippet file, or - to read stdin")
     run.add_argument("--json", action="store_true", help="print the result envelope as JSON")
     _common(run)
 
-    expand = sub.add_parser("expand", help="page through a stored value or log", description="Items of a stored value or log, by item.")
+    expand = sub.add_parser(
+        "expand",
+        help="page through a stored value or log",
+        description="Items of a stored value or log, by item.",
+    )
     expand.add_argument("ref", help="a value_ref or logs_ref (res_...)")
     expand.add_argument("--offset", type=int, default=0, help="first item (default 0)")
-    expand.add_argument("--limit", type=int, default=100, help="how many items, 1-1000 (default 100)")
+    expand.add_argument(
+        "--limit", type=int, default=100, help="how many items, 1-1000 (default 100)"
+    )
     expand.add_argument("--json", action="store_true", help="print the page as JSON")
     _common(expand)
 
     approvals = sub.add_parser("approvals", help="pending approvals: list, show, approve, deny")
-    approvals.add_argument("action", nargs="?", default="list", choices=["list", "show", "approve", "deny"])
+    approvals.add_argument(
+        "action", nargs="?", default="list", choices=["list", "show", "approve", "deny"]
+    )
     approvals.add_argument("id", nargs="?", help="the approval id (int_...)")
     approvals.add_argument("--all", action="store_true", help="list decided ones too")
     approvals.add_argument("--json", action="store_true", help="print JSON")
@@ -68,7 +85,9 @@ def build_command_parser() -> argparse.ArgumentParser:
 
     history = sub.add_parser("history", help="past runs")
     history.add_argument("--limit", type=int, default=20)
-    history.add_argument("--search", help="only runs whose source, status or error code contains this")
+    history.add_argument(
+        "--search", help="only runs whose source, status or error code contains this"
+    )
     history.add_argument("--json", action="store_true")
     _common(history)
 
@@ -123,14 +142,20 @@ def _workspace(args: argparse.Namespace) -> Any:
 
     try:
         ws = open_workspace(
-            args.host, data_dir_override=args.data_dir, timeout_ms=args.timeout_ms, memory_mb=args.memory_mb
+            args.host,
+            data_dir_override=args.data_dir,
+            timeout_ms=args.timeout_ms,
+            memory_mb=args.memory_mb,
         )
     except HostLoadError as exc:
         print(f"run-repl: {exc}", file=sys.stderr)
         raise SystemExit(EXIT_USAGE) from None
     except ValidationError as exc:
         first = exc.errors()[0]
-        print(f"run-repl: bad limit {'.'.join(map(str, first['loc']))}: {first['msg']}", file=sys.stderr)
+        print(
+            f"run-repl: bad limit {'.'.join(map(str, first['loc']))}: {first['msg']}",
+            file=sys.stderr,
+        )
         raise SystemExit(EXIT_USAGE) from None
     for warning in ws.warnings:
         print(f"run-repl: warning: {warning}", file=sys.stderr)
@@ -164,7 +189,9 @@ def _print_result(result: Any, source: str, as_json: bool) -> None:
         write_result(result, source=source)
         if result.status == "interrupted":
             for it in result.interruptions or []:
-                print(f"saved pending approval {it.id}: run-repl approvals approve {it.id}  (or deny)")
+                print(
+                    f"saved pending approval {it.id}: run-repl approvals approve {it.id}  (or deny)"
+                )
 
 
 def _read_source(name: str) -> str:
@@ -200,7 +227,11 @@ def _expand(args: argparse.Namespace) -> int:
         page = ws.runner.expand(args.ref, args.offset, args.limit)
     except ResultRefNotFound as exc:
         if args.json:
-            print(json.dumps({"code": exc.code, "message": str(exc), "next_actions": exc.next_actions}))
+            print(
+                json.dumps(
+                    {"code": exc.code, "message": str(exc), "next_actions": exc.next_actions}
+                )
+            )
         else:
             print(f"run-repl: {exc.code}: {exc}", file=sys.stderr)
         return EXIT_ERROR
@@ -211,7 +242,11 @@ def _expand(args: argparse.Namespace) -> int:
         print(json.dumps(page.model_dump(mode="json"), indent=2, ensure_ascii=False))
         return EXIT_OK
     end = page.offset + len(page.items)
-    print(f"{page.path}: items {page.offset + 1:,}–{end:,} of {page.total:,}" if page.items else f"{page.path}: no items at offset {page.offset:,} (total {page.total:,})")
+    print(
+        f"{page.path}: items {page.offset + 1:,}–{end:,} of {page.total:,}"
+        if page.items
+        else f"{page.path}: no items at offset {page.offset:,} (total {page.total:,})"
+    )
     for item in page.items:
         print(json.dumps(item, indent=2, ensure_ascii=False, default=str))
     if page.has_more:
@@ -227,7 +262,12 @@ def _approvals(args: argparse.Namespace) -> int:
         if args.action == "list":
             items = ws.store.list_approvals(status=None if args.all else "pending")
             if args.json:
-                print(json.dumps([a.model_dump(mode="json", exclude={"continuation"}) for a in items], indent=2))
+                print(
+                    json.dumps(
+                        [a.model_dump(mode="json", exclude={"continuation"}) for a in items],
+                        indent=2,
+                    )
+                )
             elif not items:
                 print("no pending approvals" if not args.all else "no approvals")
             else:
@@ -235,17 +275,24 @@ def _approvals(args: argparse.Namespace) -> int:
                     print(f"{a.id}  {a.status:<9} {a.path}{_args_text(a.args)}  — {a.message}")
             return EXIT_OK
         if not args.id:
-            print(f"run-repl: approvals {args.action} needs an approval id (see `run-repl approvals list`)", file=sys.stderr)
+            print(
+                f"run-repl: approvals {args.action} needs an approval id (see `run-repl approvals list`)",
+                file=sys.stderr,
+            )
             return EXIT_USAGE
         approval = ws.store.get_approval(args.id)
         if approval is None:
-            print(f"run-repl: no approval {args.id} (see `run-repl approvals list`)", file=sys.stderr)
+            print(
+                f"run-repl: no approval {args.id} (see `run-repl approvals list`)", file=sys.stderr
+            )
             return EXIT_ERROR
         if args.action == "show":
             if args.json:
                 print(json.dumps(approval.model_dump(mode="json"), indent=2))
             else:
-                print(f"{approval.id}  {approval.status}\n  {approval.message}\n  call: {approval.path}{_args_text(approval.args)}")
+                print(
+                    f"{approval.id}  {approval.status}\n  {approval.message}\n  call: {approval.path}{_args_text(approval.args)}"
+                )
                 print(f"  payload: {json.dumps(approval.payload, ensure_ascii=False)}\n  snippet:")
                 print("\n".join("    " + line for line in approval.source.splitlines()))
             return EXIT_OK

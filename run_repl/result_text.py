@@ -14,7 +14,16 @@ from typing import Any, TextIO
 
 from .sandbox.result import CallRecord, LogLine, RunErrorInfo, RunResult
 
-_CODES = {"red": "31", "green": "32", "yellow": "33", "blue": "34", "magenta": "35", "cyan": "36", "dim": "2", "bold": "1"}
+_CODES = {
+    "red": "31",
+    "green": "32",
+    "yellow": "33",
+    "blue": "34",
+    "magenta": "35",
+    "cyan": "36",
+    "dim": "2",
+    "bold": "1",
+}
 LEVEL_COLOR = {"log": "", "info": "cyan", "warn": "yellow", "error": "red", "debug": "dim"}
 
 
@@ -69,7 +78,9 @@ def snippet_excerpt(source: str, line: int, column: int | None, paint: Painter) 
     width = len(str(line))
     out = [paint(f"  {line:>{width}} | ", "dim") + lines[line - 1]]
     if column:
-        out.append(paint(f"  {'':>{width}} | ", "dim") + " " * (column - 1) + paint("^", "red", "bold"))
+        out.append(
+            paint(f"  {'':>{width}} | ", "dim") + " " * (column - 1) + paint("^", "red", "bold")
+        )
     return out
 
 
@@ -100,15 +111,24 @@ def value_lines(result: RunResult, paint: Painter) -> list[str]:
     shown = result.shown or 0
     out = [paint(f"{window.path}: items 1–{shown:,} of {total:,}", "dim")]
     if window.rest:
-        out.append(paint("rest: ", "dim") + json.dumps(window.rest, ensure_ascii=False, default=str))
+        out.append(
+            paint("rest: ", "dim") + json.dumps(window.rest, ensure_ascii=False, default=str)
+        )
     for item in window.items:
         out += pretty(item).splitlines()
     if shown < total and result.value_ref:
-        out.append(paint(f"… {total - shown:,} more: run-repl expand {result.value_ref} --offset {shown}", "dim"))
+        out.append(
+            paint(
+                f"… {total - shown:,} more: run-repl expand {result.value_ref} --offset {shown}",
+                "dim",
+            )
+        )
     return out
 
 
-def format_result(result: RunResult, *, source: str | None = None, color: bool = False, logs: bool = True) -> str:
+def format_result(
+    result: RunResult, *, source: str | None = None, color: bool = False, logs: bool = True
+) -> str:
     paint = Painter(color)
     out: list[str] = []
     if logs and result.logs:
@@ -129,16 +149,24 @@ def format_result(result: RunResult, *, source: str | None = None, color: bool =
     elif result.status == "interrupted":
         for it in result.interruptions or []:
             message = it.payload.get("message") if isinstance(it.payload, dict) else None
-            out.append(paint(f"waiting for approval: {it.path}", "yellow", "bold") + f"  (id {it.id})")
+            out.append(
+                paint(f"waiting for approval: {it.path}", "yellow", "bold") + f"  (id {it.id})"
+            )
             if message:
                 out.append(f"  {message}")
             out.append(f"  args: {json.dumps(it.args, ensure_ascii=False, default=str)}")
-    status = {"ok": paint("ok", "green"), "error": paint("error", "red"), "interrupted": paint("interrupted", "yellow")}
+    status = {
+        "ok": paint("ok", "green"),
+        "error": paint("error", "red"),
+        "interrupted": paint("interrupted", "yellow"),
+    }
     out.append(paint(f"{status[result.status]} in {result.duration_ms:.1f} ms", "dim"))
     return "\n".join(out)
 
 
-def write_result(result: RunResult, *, source: str | None = None, stream: TextIO | None = None) -> None:
+def write_result(
+    result: RunResult, *, source: str | None = None, stream: TextIO | None = None
+) -> None:
     """Print for a terminal: guest text cannot send escape sequences of its own."""
     from .safe_text import clean_result, printable
 

@@ -63,5 +63,7 @@ def clean_result(result: RunResult) -> RunResult:
     if result.error is not None:
         update["error"] = clean_error(result.error)
     if result.value_window is not None:  # its path may quote a guest's key
-        update["value_window"] = result.value_window.model_copy(update={"path": clean(result.value_window.path)})
+        update["value_window"] = result.value_window.model_copy(
+            update={"path": clean(result.value_window.path)}
+        )
     return result.model_copy(update=update)

@@ -194,3 +194,25 @@ async def test_guest_clock_and_random_are_available() -> None:
 async def test_globals(source: str, expected: str) -> None:
     result = await run(source)
     assert result.value == expected
+
+
+async def test_a_log_line_arrives_while_the_snippet_still_computes() -> None:
+    arrived: list[float] = []
+    started = time.perf_counter()
+    source = "console.log('first'); let x = 0; for (let i = 0; i < 2e7; i++) x += i; x"
+    result = await run(source, on_log=lambda line: arrived.append(time.perf_counter() - started))
+    assert result.status == "ok"
+    # Lines go out in batches, but a batch waits at most a few milliseconds.
+    assert arrived and arrived[0] < result.duration_ms / 1000 / 2
+
+
+async def test_many_log_lines_keep_their_order_and_levels() -> None:
+    from run_repl import Limits
+
+    result = await run(
+        "for (let i = 0; i < 3000; i++) (i % 2 ? console.warn : console.log)('n', i)",
+        limits=Limits(max_log_lines=5000),
+    )
+    assert result.logs_total == 3000
+    assert [line.text for line in result.logs[:3]] == ["n 0", "n 1", "n 2"]
+    assert [line.level for line in result.logs[:2]] == ["log", "warn"]

@@ -51,7 +51,9 @@ def load_host(spec: str | None, *, data_dir_override: str | None = None) -> Load
         try:
             obj = obj()
         except Exception as exc:
-            raise HostLoadError(f"--host {spec}: calling it to make the host failed: {type(exc).__name__}: {exc}") from exc
+            raise HostLoadError(
+                f"--host {spec}: calling it to make the host failed: {type(exc).__name__}: {exc}"
+            ) from exc
     try:
         manifest = build_manifest(obj)
     except HostFunctionsError as exc:
@@ -69,13 +71,19 @@ def _resolve(spec: str) -> Any:
             return getattr(module, "HOSTS", module)
     else:
         if not target or not all(part.isidentifier() for part in target.split(".")):
-            raise HostLoadError(f"--host {spec}: expected package.module:attribute or a path to a .py file.")
+            raise HostLoadError(
+                f"--host {spec}: expected package.module:attribute or a path to a .py file."
+            )
         try:
             module = importlib.import_module(target)
         except ModuleNotFoundError as exc:
-            raise HostLoadError(f"--host {spec}: no module named {exc.name!r} (is it installed, or on PYTHONPATH?).") from exc
+            raise HostLoadError(
+                f"--host {spec}: no module named {exc.name!r} (is it installed, or on PYTHONPATH?)."
+            ) from exc
         except Exception as exc:
-            raise HostLoadError(f"--host {spec}: importing {target} failed: {type(exc).__name__}: {exc}") from exc
+            raise HostLoadError(
+                f"--host {spec}: importing {target} failed: {type(exc).__name__}: {exc}"
+            ) from exc
         if not attr:
             return module
     obj: Any = module
@@ -84,7 +92,9 @@ def _resolve(spec: str) -> Any:
             raise HostLoadError(f"--host {spec}: {target} has no attribute {attr!r}.")
         obj = getattr(obj, part)
     if not (callable(obj) or isinstance(obj, dict | types.ModuleType) or hasattr(obj, "__dict__")):
-        raise HostLoadError(f"--host {spec}: {attr} is a {type(obj).__name__}, not functions or a namespace of them.")
+        raise HostLoadError(
+            f"--host {spec}: {attr} is a {type(obj).__name__}, not functions or a namespace of them."
+        )
     return obj
 
 
@@ -102,7 +112,9 @@ def _load_file(spec: str, path: Path) -> types.ModuleType:
     try:
         module_spec.loader.exec_module(module)
     except Exception as exc:
-        raise HostLoadError(f"--host {spec}: running {path} failed: {type(exc).__name__}: {exc}") from exc
+        raise HostLoadError(
+            f"--host {spec}: running {path} failed: {type(exc).__name__}: {exc}"
+        ) from exc
     return module
 
 

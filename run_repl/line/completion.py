@@ -39,7 +39,9 @@ class ReplCompleter(Completer):
         self.functions = list(functions)
         self.commands = dict(commands)
 
-    def get_completions(self, document: Document, complete_event: CompleteEvent) -> Iterable[Completion]:
+    def get_completions(
+        self, document: Document, complete_event: CompleteEvent
+    ) -> Iterable[Completion]:
         before = document.text_before_cursor
         if before.startswith(":") and " " not in before and "\n" not in before:
             for name, help_text in self.commands.items():
@@ -53,4 +55,6 @@ class ReplCompleter(Completer):
         for item in self.functions:
             path = str(item["path"])
             if path.startswith(word) and path != word:
-                yield Completion(path, start_position=-len(word), display=path, display_meta=function_meta(item))
+                yield Completion(
+                    path, start_position=-len(word), display=path, display_meta=function_meta(item)
+                )

@@ -50,17 +50,24 @@ class ValuePager:
 
     def hint(self, paint: Painter) -> str:
         rest = self.total - self.next_offset
-        return paint(f"… {rest:,} more: :more or Ctrl-N for the next page, :page N (of {self.pages}), :item N", "dim")
+        return paint(
+            f"… {rest:,} more: :more or Ctrl-N for the next page, :page N (of {self.pages}), :item N",
+            "dim",
+        )
 
     def more(self, runner: Expander, paint: Painter) -> list[str]:
         if not self.has_more:
             items = f"{self.total:,} item{'s' * (self.total != 1)}"
-            return [paint(f"that was all of it: {items} (:page N or :item N shows one again)", "dim")]
+            return [
+                paint(f"that was all of it: {items} (:page N or :item N shows one again)", "dim")
+            ]
         return self._show(runner, self.next_offset, paint)
 
     def page(self, runner: Expander, number: int, paint: Painter) -> list[str]:
         if not 1 <= number <= self.pages:
-            return [paint(f"no page {number}: pages 1–{self.pages} of {self.page_size} items", "yellow")]
+            return [
+                paint(f"no page {number}: pages 1–{self.pages} of {self.page_size} items", "yellow")
+            ]
         return self._show(runner, (number - 1) * self.page_size, paint)
 
     def item(self, runner: Expander, number: int, paint: Painter) -> list[str]:
@@ -69,7 +76,10 @@ class ValuePager:
         page = runner.expand(self.ref, number - 1, 1)
         if not page.items:
             return [paint(f"item {number} is gone from the store", "yellow")]
-        return [paint(f"{self.path}: item {number:,} of {self.total:,}", "dim"), *pretty(page.items[0]).splitlines()]
+        return [
+            paint(f"{self.path}: item {number:,} of {self.total:,}", "dim"),
+            *pretty(page.items[0]).splitlines(),
+        ]
 
     def _show(self, runner: Expander, offset: int, paint: Painter) -> list[str]:
         page = runner.expand(self.ref, offset, self.page_size)
@@ -77,10 +87,11 @@ class ValuePager:
         self.next_offset = end
         out = [paint(f"{clean(page.path)}: items {offset + 1:,}–{end:,} of {page.total:,}", "dim")]
         if page.rest and offset == 0:
-            out.append(paint("rest: ", "dim") + json.dumps(page.rest, ensure_ascii=False, default=str))
+            out.append(
+                paint("rest: ", "dim") + json.dumps(page.rest, ensure_ascii=False, default=str)
+            )
         for item in page.items:
             out += pretty(item).splitlines()
         if self.has_more:
             out.append(self.hint(paint))
         return out
-

@@ -86,7 +86,9 @@ KEYS = [
 ]
 
 
-async def run_line_repl(ws: Workspace, *, input: Input | None = None, output: Output | None = None) -> int:
+async def run_line_repl(
+    ws: Workspace, *, input: Input | None = None, output: Output | None = None
+) -> int:
     """The line REPL over `ws` until :quit or Ctrl-D (0). With no terminal and no
     `input`, one snippet from stdin: 0 ok, 1 error, 3 interrupted (approval saved)."""
     if input is None and not sys.stdin.isatty():
@@ -115,7 +117,11 @@ def approve_command(ws: Workspace, approval_id: str) -> str:
 
 
 def wants_color(output: Output) -> bool:
-    if isinstance(output, DummyOutput) or os.environ.get("NO_COLOR") or os.environ.get("TERM") == "dumb":
+    if (
+        isinstance(output, DummyOutput)
+        or os.environ.get("NO_COLOR")
+        or os.environ.get("TERM") == "dumb"
+    ):
         return False
     stream = getattr(output, "stdout", None)
     if stream is not None and hasattr(stream, "isatty"):
@@ -193,7 +199,9 @@ class LineRepl:
         editing = has_focus(DEFAULT_BUFFER) & ~has_selection
         empty = Condition(lambda: not get_app().current_buffer.text)
         more = Condition(lambda: self.pager is not None and self.pager.has_more)
-        blank_line = Condition(lambda: not get_app().current_buffer.document.current_line_before_cursor.strip())
+        blank_line = Condition(
+            lambda: not get_app().current_buffer.document.current_line_before_cursor.strip()
+        )
 
         @kb.add("enter", filter=editing)
         def _enter(event: KeyPressEvent) -> None:
@@ -246,7 +254,10 @@ class LineRepl:
         if len(host) > 32:
             host = "…" + host[-31:]
         hints = "Enter run · ^J new line · Esc Enter run now · Tab complete · ^C cancel/clear · ^D quit · :help"
-        parts: StyleAndTextTuples = [("class:bottom-toolbar.text bold", f" {host} "), ("", f" {hints}")]
+        parts: StyleAndTextTuples = [
+            ("class:bottom-toolbar.text bold", f" {host} "),
+            ("", f" {hints}"),
+        ]
         if self.pager is not None and self.pager.has_more:
             rest = self.pager.total - self.pager.next_offset
             parts.append(("", f" · ^N next page ({rest:,} more items)"))
@@ -284,8 +295,14 @@ class LineRepl:
     async def loop(self) -> int:
         count = len(self.functions)
         self.console.print(
-            self.paint(f"run-repl · host {self.ws.host.name} ({count} function{'s' * (count != 1)})", "bold")
-            + self.paint(" · each snippet runs on its own: Ctrl-J for a new line · :help · Ctrl-D quits", "dim")
+            self.paint(
+                f"run-repl · host {self.ws.host.name} ({count} function{'s' * (count != 1)})",
+                "bold",
+            )
+            + self.paint(
+                " · each snippet runs on its own: Ctrl-J for a new line · :help · Ctrl-D quits",
+                "dim",
+            )
         )
         with self._ctrl_c_cancels():
             while True:
@@ -304,7 +321,9 @@ class LineRepl:
                     else:
                         await self.run_snippet(text)
                 except Exception as exc:  # a bug or a broken store must not end the session
-                    self.console.print(self.paint(f"internal error: {type(exc).__name__}: {exc}", "red"))
+                    self.console.print(
+                        self.paint(f"internal error: {type(exc).__name__}: {exc}", "red")
+                    )
                     self.console.print(self.paint(traceback.format_exc().rstrip(), "dim"))
 
     async def run_snippet(self, source: str) -> None:
@@ -322,7 +341,9 @@ class LineRepl:
                 return
             self._show(result, source)
 
-    async def _execute(self, start: Callable[..., Awaitable[RunResult]], previous: RunResult | None) -> RunResult:
+    async def _execute(
+        self, start: Callable[..., Awaitable[RunResult]], previous: RunResult | None
+    ) -> RunResult:
         live = Live(replayed_logs=previous.logs_total if previous is not None else 0)
 
         def on_log(line: LogLine) -> None:
@@ -344,7 +365,9 @@ class LineRepl:
         finally:
             self._cancel = None
         if live.calls_seen > LIVE_CALLS:
-            self.console.print(self.paint(f"  … and {live.calls_seen - LIVE_CALLS} more host calls", "dim"))
+            self.console.print(
+                self.paint(f"  … and {live.calls_seen - LIVE_CALLS} more host calls", "dim")
+            )
         for warning in self.ws.warnings[self._warned :]:  # e.g. the history could not be written
             self.console.print(self.paint(f"warning: {clean(warning)}", "yellow"))
         self._warned = len(self.ws.warnings)
@@ -365,7 +388,11 @@ class LineRepl:
                 lines.append(self.pager.hint(paint))
         elif result.status == "error" and result.error is not None:
             lines += format_error(result.error, source, paint)
-        status = {"ok": paint("ok", "green"), "error": paint("error", "red"), "interrupted": paint("interrupted", "yellow")}
+        status = {
+            "ok": paint("ok", "green"),
+            "error": paint("error", "red"),
+            "interrupted": paint("interrupted", "yellow"),
+        }
         lines.append(paint(f"{status[result.status]} in {result.duration_ms:.1f} ms", "dim"))
         self.console.print(*lines)
 
@@ -379,11 +406,21 @@ class LineRepl:
             path = clean(it.path)
             args = clean(", ".join(json.dumps(a, ensure_ascii=False, default=str) for a in it.args))
             message = it.payload.get("message") if isinstance(it.payload, dict) else None
-            lines = [paint("approval needed: ", "yellow", "bold") + paint(path, "bold") + f"({args})" + paint(f"  {it.id}", "dim")]
+            lines = [
+                paint("approval needed: ", "yellow", "bold")
+                + paint(path, "bold")
+                + f"({args})"
+                + paint(f"  {it.id}", "dim")
+            ]
             if isinstance(message, str) and message:
                 lines.append("  " + clean(message))
             if path in self.always:
-                lines.append(paint("  approved: you answered `a` for this path earlier in this session", "green"))
+                lines.append(
+                    paint(
+                        "  approved: you answered `a` for this path earlier in this session",
+                        "green",
+                    )
+                )
                 self.console.print(*lines)
                 decisions[it.id] = True
                 continue
@@ -399,17 +436,23 @@ class LineRepl:
     async def _question(self) -> str | None:
         while True:
             try:
-                text = await self.question.prompt_async("  approve? [y]es / [n]o / [a]lways this path: ")
+                text = await self.question.prompt_async(
+                    "  approve? [y]es / [n]o / [a]lways this path: "
+                )
             except (KeyboardInterrupt, EOFError):
                 return None
             answer = text.strip().lower()[:1]
             if answer in ("y", "n", "a"):
                 return answer
-            self.console.print(self.paint("  answer y, n or a (Ctrl-C leaves it pending)", "yellow"))
+            self.console.print(
+                self.paint("  answer y, n or a (Ctrl-C leaves it pending)", "yellow")
+            )
 
     def _left_pending(self, result: RunResult) -> None:
         lines = [self.paint("left pending (saved in the store); to decide later:", "yellow")]
-        lines += [f"  {approve_command(self.ws, it.id)}   (or deny)" for it in result.interruptions or []]
+        lines += [
+            f"  {approve_command(self.ws, it.id)}   (or deny)" for it in result.interruptions or []
+        ]
         self.console.print(*lines)
 
     # ------------------------------------------------------------------ commands
@@ -439,13 +482,23 @@ class LineRepl:
     def _help(self) -> None:
         paint = self.paint
         lines = [
-            paint("Type JavaScript or TypeScript: the body of an async function (await and return work).", "bold"),
+            paint(
+                "Type JavaScript or TypeScript: the body of an async function (await and return work).",
+                "bold",
+            ),
             "Each snippet runs on its own: nothing carries over, so write several statements as one",
             "snippet (Ctrl-J between them) and `return` what you want to see.",
         ]
-        lines += [paint("commands:", "dim")] + [f"  {name:<10} {text}" for name, text in COMMANDS.items()]
+        lines += [paint("commands:", "dim")] + [
+            f"  {name:<10} {text}" for name, text in COMMANDS.items()
+        ]
         lines += [paint("keys:", "dim")] + [f"  {key:<26} {text}" for key, text in KEYS]
-        lines.append(paint("approvals: y approves, n denies, a approves this path for the rest of the session", "dim"))
+        lines.append(
+            paint(
+                "approvals: y approves, n denies, a approves this path for the rest of the session",
+                "dim",
+            )
+        )
         self.console.print(*lines)
 
     def _host(self) -> None:
@@ -469,7 +522,9 @@ class LineRepl:
         for r in reversed(runs):  # oldest first, so the last one sits next to the prompt
             when = dt.datetime.fromtimestamp(r.started_at).strftime("%H:%M:%S")
             status = r.status + (f" {r.error_code}" if r.error_code else "")
-            lines.append(f"{self.paint(when, 'dim')}  {status:<30} {r.duration_ms:8.1f} ms  {clean(r.title)}")
+            lines.append(
+                f"{self.paint(when, 'dim')}  {status:<30} {r.duration_ms:8.1f} ms  {clean(r.title)}"
+            )
         self.console.print(*lines)
 
     def _page(self, name: str, arg: str) -> None:

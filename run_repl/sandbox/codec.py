@@ -405,9 +405,13 @@ class _Encoder:
             return self.leaf(v, holder, key, lambda: self.tag("d", v=_date_ms(v)))
         if isinstance(v, JSDate):
             # A Date holds a finite time or none: infinity is an invalid date too.
-            return self.leaf(v, holder, key, lambda: self.tag("d", v=v.ms if math.isfinite(v.ms) else None))
+            return self.leaf(
+                v, holder, key, lambda: self.tag("d", v=v.ms if math.isfinite(v.ms) else None)
+            )
         if isinstance(v, JSArrayBuffer):
-            return self.leaf(v, holder, key, lambda: self.tag("a", v=base64.b64encode(v).decode("ascii")))
+            return self.leaf(
+                v, holder, key, lambda: self.tag("a", v=base64.b64encode(v).decode("ascii"))
+            )
         if isinstance(v, bytes | bytearray | memoryview):
             data = base64.b64encode(bytes(v)).decode("ascii")
             if type(v) is bytes and len(v) < 2:
@@ -415,13 +419,20 @@ class _Encoder:
                 return self.tag("t", k="Uint8Array", v=data)
             return self.leaf(v, holder, key, lambda: self.tag("t", k="Uint8Array", v=data))
         if isinstance(v, JSTypedArray):
-            return self.leaf(v, holder, key, lambda: self.tag("t", k=v.kind, v=base64.b64encode(v.data).decode("ascii")))
+            return self.leaf(
+                v,
+                holder,
+                key,
+                lambda: self.tag("t", k=v.kind, v=base64.b64encode(v.data).decode("ascii")),
+            )
         if isinstance(v, JSRegExp):
             return self.leaf(v, holder, key, lambda: self.tag("r", s=v.source, f=v.flags))
         if isinstance(v, re.Pattern):
             if v.flags & (re.VERBOSE | re.LOCALE):
                 # Sending it without these would change what it matches.
-                raise CodecError("a regular expression with flags JavaScript has no match for", self.where())
+                raise CodecError(
+                    "a regular expression with flags JavaScript has no match for", self.where()
+                )
             source = v.pattern if isinstance(v.pattern, str) else v.pattern.decode("latin-1")
             return self.tag("r", s=source, f=_regexp_flags(v))
         if isinstance(v, Decimal):

@@ -23,7 +23,7 @@ CALL_INTERRUPTED = ord("N")  # a call that will not be answered in this run
 # worker -> parent
 READY = ord("Y")
 HOST_CALL = ord("C")
-LOG = ord("L")
+LOG_BATCH = ord("G")  # a JSON array of [level index, JSON text of the line]
 IDLE = ord("I")  # nothing left to run, and no call the parent may still answer
 VALUE_CHUNK = ord("V")  # a JSON array of items of a large value, before DONE
 DONE = ord("D")

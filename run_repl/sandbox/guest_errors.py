@@ -88,7 +88,9 @@ def map_error(
         detail = first.split(": ", 1)[1] if first.startswith("SyntaxError: ") else first
         message = f"SyntaxError: {detail}" + (f" (line {line}, column {column})" if line else "")
     else:
-        suspect = err.get("thrown_null") or (name == "InternalError" and message in ("null", "out of memory"))
+        suspect = err.get("thrown_null") or (
+            name == "InternalError" and message in ("null", "out of memory")
+        )
         if suspect and memory_bytes and near_memory_limit(stats or {}, memory_bytes):
             # Out of memory can surface as a thrown null.
             code = ErrorCode.RUN_MEMORY_EXCEEDED

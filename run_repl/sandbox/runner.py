@@ -26,6 +26,7 @@ from .host_functions import HostFunctionsError, HostManifest, build_manifest
 from .limits import Limits
 from .result import (
     Interruption,
+    LogLine,
     RunErrorInfo,
     RunResult,
     RunStats,
@@ -131,6 +132,7 @@ class Runner:
             )
         self.store: ResultStore = store if store is not None else MemoryResultStore()
         self._recent = MemoryResultStore(max_bytes=256 << 20)
+        self._pending_logs: dict[str, list[LogLine]] = {}
         self._writes: list[concurrent.futures.Future[None]] = []
         self._write_pool: concurrent.futures.ThreadPoolExecutor | None = None
         self.pool = pool or default_pool()
@@ -334,6 +336,11 @@ class Runner:
         return state
 
     async def _store(self, stored: list[StoredItems]) -> None:
+        for item in stored:
+            lines = self._pending_logs.pop(item.ref, None)
+            if lines is not None:
+                # Many thousand log lines take a while to encode: not on the event loop.
+                item.chunks = await asyncio.to_thread(_log_chunks, lines)
         if isinstance(self.store, MemoryResultStore):
             for item in stored:
                 self.store.put_items(item)
@@ -405,16 +412,9 @@ class Runner:
         logs, logs_ref = outcome.logs, None
         if len(logs) > INLINE_LOGS:
             logs_ref = new_ref()
-            stored.append(
-                StoredItems(
-                    logs_ref,
-                    "$logs",
-                    len(logs),
-                    chunk_texts([line.model_dump() for line in logs]),
-                    kind="logs",
-                    run_id=run_id,
-                )
-            )
+            # The chunks are written later, off the event loop (see _store).
+            stored.append(StoredItems(logs_ref, "$logs", len(logs), [], kind="logs", run_id=run_id))
+            self._pending_logs[logs_ref] = logs
             logs = logs[:INLINE_LOGS]
         common: dict[str, Any] = {
             "run_id": run_id,
@@ -491,6 +491,12 @@ class Runner:
         if self._recent.get_items(ref) is not None:
             return page_of(self._recent, ref, offset, limit)
         return page_of(self.store, ref, offset, limit)
+
+
+def _log_chunks(lines: list[LogLine]) -> list[str]:
+    return chunk_texts(
+        [{"level": line.level, "text": line.text, "at_ms": line.at_ms} for line in lines]
+    )
 
 
 def _jsonable(value: Any) -> Any:

@@ -35,7 +35,7 @@ CallCallback = Callable[[CallRecord], Any]
 _EXECUTOR: concurrent.futures.ThreadPoolExecutor | None = None
 PREVIEW_TEXT_LIMIT = 64 * 1024
 SPIN_SECONDS = 0.0001
-READ_CHUNK = 64 * 1024
+READ_CHUNK = 8 * 1024  # a few milliseconds of frames: the event loop gets a turn between reads
 
 
 def _executor() -> concurrent.futures.ThreadPoolExecutor:
@@ -436,14 +436,18 @@ class RunSession:
             path = payload[start : start + path_len].decode()
             wire = payload[start + path_len :].decode("utf-8", "surrogatepass")
             self._on_host_call(call_id, path, wire)
-        elif kind == frames.LOG:
-            level = frames.LOG_LEVELS[payload[0]] if payload[0] < len(frames.LOG_LEVELS) else "log"
-            text = json.loads(payload[1:])
-            if self.rewrite_log is not None and "<input>:" in text:
-                text = self.rewrite_log(text)
-            line = LogLine(level=level, text=text, at_ms=round(self.elapsed_ms(), 3))  # type: ignore[arg-type]
-            self.logs.append(line)
-            self._emit(self.on_log, line)
+        elif kind == frames.LOG_BATCH:
+            at_ms = round(self.elapsed_ms(), 3)
+            levels = frames.LOG_LEVELS
+            rewrite = self.rewrite_log
+            for level, text in json.loads(payload.decode("utf-8", "surrogatepass")):
+                if rewrite is not None and "<input>:" in text:
+                    text = rewrite(text)
+                line = LogLine(
+                    level=levels[level] if level < len(levels) else "log", text=text, at_ms=at_ms
+                )  # type: ignore[arg-type]
+                self.logs.append(line)
+                self._emit(self.on_log, line)
         elif kind == frames.IDLE:
             self._on_idle(json.loads(payload) if payload else {})
         elif kind == frames.VALUE_CHUNK:
@@ -736,7 +740,11 @@ class RunSession:
         try:
             wire = codec.encode(result)
         except Exception as exc:
-            ce = exc if isinstance(exc, codec.CodecError) else codec.CodecError(f"a value ({type(exc).__name__})", "$")
+            ce = (
+                exc
+                if isinstance(exc, codec.CodecError)
+                else codec.CodecError(f"a value ({type(exc).__name__})", "$")
+            )
             self._reply_error(
                 seq,
                 ErrorCode.RUN_HOST_FUNCTION_ERROR,
@@ -938,7 +946,11 @@ def _shape(fn: Callable[..., Any]) -> str:
         params = inspect.signature(fn).parameters.values()
     except (TypeError, ValueError):
         return "(...)"
-    names = [p.name + ("?" if p.default is not p.empty else "") for p in params if p.kind != p.VAR_KEYWORD]
+    names = [
+        p.name + ("?" if p.default is not p.empty else "")
+        for p in params
+        if p.kind != p.VAR_KEYWORD
+    ]
     return "(" + ", ".join(names) + ")"
 
 

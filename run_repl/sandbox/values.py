@@ -215,7 +215,11 @@ class JSMap(MutableMapping[Any, Any]):
             return ("bigint", int(key))
         if isinstance(key, int | float):
             # 1 and 1.0 are one number; NaN is one key; -0 and 0 are one key.
-            return ("number", "NaN") if isinstance(key, float) and math.isnan(key) else ("number", float(key))
+            return (
+                ("number", "NaN")
+                if isinstance(key, float) and math.isnan(key)
+                else ("number", float(key))
+            )
         if isinstance(key, str):
             return ("string", key)
         # Anything else is a JavaScript object: a key by identity, never by value.

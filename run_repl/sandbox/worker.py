@@ -14,6 +14,7 @@ from __future__ import annotations
 import json
 import os
 import sys
+from typing import Any
 
 _OUT = 1
 _IN = 0
@@ -88,11 +89,77 @@ def _peak_rss() -> int:
         return 0
 
 
-def _write(data: bytes) -> None:
+def _write_raw(data: bytes) -> None:
     view = memoryview(data)
     while view:
         n = os.write(_OUT, view)
         view = view[n:]
+
+
+class _Logs:
+    """Console lines go out in batches: one frame per line would cost the parent
+    (often a UI) a wake-up each. A batch leaves when it is big, before any other
+    frame, and within LOG_LATENCY_S of its first line, so logs stay live while
+    the snippet computes (the flusher thread runs while QuickJS holds no GIL)."""
+
+    def __init__(self) -> None:
+        import threading
+
+        self.lock = threading.Lock()
+        self.items: list[str] = []
+        self.size = 0
+        self.first_at = 0.0
+        self.frame: Any = None
+        self.kind = 0
+        self.thread: Any = None
+
+    def start(self, frame: Any, kind: int) -> None:
+        import threading
+
+        self.frame = frame
+        self.kind = kind
+        self.thread = threading.Thread(target=self._flusher, daemon=True)
+        self.thread.start()
+
+    def add(self, level: int, text: str) -> None:
+        import time
+
+        with self.lock:
+            if not self.items:
+                self.first_at = time.monotonic()
+            self.items.append(f"[{level},{text}]")
+            self.size += len(text) + 8
+            if self.size >= LOG_BATCH_BYTES:
+                self._flush_locked()
+
+    def _flush_locked(self) -> None:
+        if self.items:
+            body = ("[" + ",".join(self.items) + "]").encode("utf-8", "surrogatepass")
+            self.items, self.size = [], 0
+            _write_raw(self.frame(self.kind, body))
+
+    def write(self, data: bytes) -> None:
+        with self.lock:
+            self._flush_locked()  # a log line printed before a call or the end comes first
+            _write_raw(data)
+
+    def _flusher(self) -> None:
+        import time
+
+        while True:
+            time.sleep(LOG_LATENCY_S / 2)
+            with self.lock:
+                if self.items and time.monotonic() - self.first_at >= LOG_LATENCY_S:
+                    self._flush_locked()
+
+
+_LOGS = _Logs()
+LOG_BATCH_BYTES = 32 * 1024
+LOG_LATENCY_S = 0.01
+
+
+def _write(data: bytes) -> None:
+    _LOGS.write(data)
 
 
 class Worker:
@@ -143,7 +210,7 @@ class Worker:
                 _write(f.frame(f.HOST_CALL, body))
             elif kind == "log":
                 level = f.LOG_LEVELS.index(str(a)) if a in f.LOG_LEVELS else 0
-                _write(f.frame(f.LOG, bytes([level]) + str(b).encode()))
+                _LOGS.add(level, str(b))
             elif kind == "chunk":
                 body = str(a).encode("utf-8", "surrogatepass")
                 self.value_bytes += len(body)
@@ -238,7 +305,11 @@ class Worker:
                 pass
         except self.q.JSException as exc:
             text = str(exc)
-            if "out of memory" in text or text.startswith("null") or text.startswith("InternalError: null"):
+            if (
+                "out of memory" in text
+                or text.startswith("null")
+                or text.startswith("InternalError: null")
+            ):
                 self.fail_from_python(
                     "RUN_MEMORY_EXCEEDED", "InternalError", "The sandbox ran out of memory."
                 )
@@ -247,6 +318,7 @@ class Worker:
 
     def run(self) -> None:
         f = self.f
+        _LOGS.start(f.frame, f.LOG_BATCH)
         _write(f.frame(f.READY, json.dumps({"pid": os.getpid()}).encode()))
         kind, payload = self.read_frame()
         if kind != f.RUN:

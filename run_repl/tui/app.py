@@ -10,6 +10,7 @@ handlers here own every change of state:
 from __future__ import annotations
 
 import asyncio
+import gc
 import time
 from collections.abc import Iterable
 from pathlib import Path
@@ -43,7 +44,9 @@ from .messages import (
 )
 from .screens.path_prompt import PathPrompt
 
-FLUSH_SECONDS = 0.05  # logs and calls reach the screen in batches, so a chatty snippet cannot flood it
+FLUSH_SECONDS = (
+    0.05  # logs and calls reach the screen in batches, so a chatty snippet cannot flood it
+)
 
 
 class RunReplApp(App[int]):
@@ -118,6 +121,10 @@ class RunReplApp(App[int]):
         yield Footer()
 
     def on_mount(self) -> None:
+        # Everything made while starting lives as long as the app: keep the
+        # collector from rescanning it, or a log flood pauses the screen on
+        # every full collection.
+        gc.freeze()
         self._install_themes()
         if self.ws.settings.keymap:
             self.set_keymap(self.ws.settings.keymap)
@@ -286,7 +293,9 @@ class RunReplApp(App[int]):
             if path:
                 self.run_worker(self._open_path(Path(path).expanduser()))
 
-        self.push_screen(PathPrompt("Open a snippet file", placeholder="path/to/snippet.ts"), opened)
+        self.push_screen(
+            PathPrompt("Open a snippet file", placeholder="path/to/snippet.ts"), opened
+        )
 
     async def _open_path(self, path: Path) -> None:
         try:
@@ -320,15 +329,29 @@ class RunReplApp(App[int]):
         yield SystemCommand("Run", "Run the buffer (or the selection)", self.action_run)
         yield SystemCommand("Cancel the run", "Stop the running snippet now", self.action_cancel)
         yield SystemCommand("Re-run", "Run the last snippet again", self.action_rerun)
-        yield SystemCommand("History", "Past runs: open one or load its source", self.action_history)
-        yield SystemCommand("New buffer", "A new editor tab", lambda: self.run_worker(self.editor_tabs.action_new_buffer()))
+        yield SystemCommand(
+            "History", "Past runs: open one or load its source", self.action_history
+        )
+        yield SystemCommand(
+            "New buffer",
+            "A new editor tab",
+            lambda: self.run_worker(self.editor_tabs.action_new_buffer()),
+        )
         yield SystemCommand("Open file", "Open a snippet file in a new tab", self.action_open_file)
         yield SystemCommand("Save file", "Save the buffer", self.action_save_file)
         yield SystemCommand("Clear logs", "Empty the log panel", self.logs.clear)
-        yield SystemCommand("Host functions", "What the host offers, with signatures", self._show_host)
-        yield SystemCommand("Pending approvals", "Approvals left from earlier runs", self._show_pending)
+        yield SystemCommand(
+            "Host functions", "What the host offers, with signatures", self._show_host
+        )
+        yield SystemCommand(
+            "Pending approvals", "Approvals left from earlier runs", self._show_pending
+        )
         for title, source in self._examples():
-            yield SystemCommand(f"Example: {title}", "Open this example in a new tab", lambda s=source, t=title: self.post_message(OpenInEditor(s, t)))
+            yield SystemCommand(
+                f"Example: {title}",
+                "Open this example in a new tab",
+                lambda s=source, t=title: self.post_message(OpenInEditor(s, t)),
+            )
 
     def _examples(self) -> list[tuple[str, str]]:
         if not self.ws.host.is_demo:
@@ -340,7 +363,10 @@ class RunReplApp(App[int]):
     def _show_host(self) -> None:
         from ..host.loader import describe
 
-        lines = [f"{d['signature']}{'  (needs approval)' if d['needs_approval'] else ''}" for d in describe(self.ws.host)]
+        lines = [
+            f"{d['signature']}{'  (needs approval)' if d['needs_approval'] else ''}"
+            for d in describe(self.ws.host)
+        ]
         self.notify("\n".join(lines[:30]), title=f"host: {self.ws.host.name}", timeout=15)
 
     def _show_pending(self) -> None:
@@ -348,7 +374,11 @@ class RunReplApp(App[int]):
         if not pending:
             self.notify("No pending approvals.")
             return
-        self.notify("\n".join(f"{a.id}  {a.path}  {a.message}" for a in pending[:20]), title="pending approvals", timeout=15)
+        self.notify(
+            "\n".join(f"{a.id}  {a.path}  {a.message}" for a in pending[:20]),
+            title="pending approvals",
+            timeout=15,
+        )
 
     # ------------------------------------------------------------------ runs
     @on(RunSubmitted)
@@ -389,13 +419,21 @@ class RunReplApp(App[int]):
             if decisions is None:
                 result = await self.ws.run(source, on_log=on_log, on_call=on_call, cancel=cancel)
             else:
-                result = await self.ws.decide(decisions, on_log=on_log, on_call=on_call, cancel=cancel)
-        except Exception as exc:  # the engine reports failures as results; this is a bug or a store error
-            self.post_message(LogReceived(token, [LogLine(level="error", text=f"run-repl: {exc!r}", at_ms=0)]))
+                result = await self.ws.decide(
+                    decisions, on_log=on_log, on_call=on_call, cancel=cancel
+                )
+        except (
+            Exception
+        ) as exc:  # the engine reports failures as results; this is a bug or a store error
+            self.post_message(
+                LogReceived(token, [LogLine(level="error", text=f"run-repl: {exc!r}", at_ms=0)])
+            )
             from ..sandbox.errors import ErrorCode
             from ..sandbox.guest_errors import plain_error
 
-            result = RunResult(status="error", error=plain_error(ErrorCode.RUN_WORKER_CRASHED, str(exc)))
+            result = RunResult(
+                status="error", error=plain_error(ErrorCode.RUN_WORKER_CRASHED, str(exc))
+            )
         self._flush_logs()
         if result.status == "interrupted":
             self.post_message(RunInterrupted(token, result, source))
@@ -432,7 +470,11 @@ class RunReplApp(App[int]):
         for call in result.calls:
             self.calls.upsert(call)
         self.logs.set_dropped(result.logs_dropped)
-        state = result.status if result.error is None or result.error.code != "RUN_ABORTED" else "cancelled"
+        state = (
+            result.status
+            if result.error is None or result.error.code != "RUN_ABORTED"
+            else "cancelled"
+        )
         detail = ""
         if result.status == "ok" and result.total is not None:
             detail = f"value: {result.total:,} item{'s' if result.total != 1 else ''}"
@@ -522,7 +564,15 @@ class RunReplApp(App[int]):
         decisions = dict(self.decisions)
         self.running = False
         self._begin(self.current_source, resumed=True)
-        self.logs.add_lines([LogLine(level="info", text="— resumed after approval: the snippet replays from the start —", at_ms=0)])
+        self.logs.add_lines(
+            [
+                LogLine(
+                    level="info",
+                    text="— resumed after approval: the snippet replays from the start —",
+                    at_ms=0,
+                )
+            ]
+        )
         self._execute(self.run_token, self.current_source, decisions)
         editor = self.editor_tabs.active_editor
         if editor is not None:
@@ -537,7 +587,9 @@ class RunReplApp(App[int]):
 
     @on(OpenInEditor)
     async def open_in_editor(self, event: OpenInEditor) -> None:
-        await self.editor_tabs.action_new_buffer(event.source, title=event.title[:24] or "from history")
+        await self.editor_tabs.action_new_buffer(
+            event.source, title=event.title[:24] or "from history"
+        )
 
     @on(ShowResult)
     def show_stored_result(self, event: ShowResult) -> None:
@@ -558,8 +610,11 @@ class RunReplApp(App[int]):
         elif result.error is not None:
             self.query_one(RunErrorView).show_error(result.error)
         self.status.finish(
-            result.status, duration_ms=result.duration_ms, calls=len(result.calls),
-            memory=result.stats.heap_bytes, detail="from history",
+            result.status,
+            duration_ms=result.duration_ms,
+            calls=len(result.calls),
+            memory=result.stats.heap_bytes,
+            detail="from history",
         )
 
     # ------------------------------------------------------------------ leaving

@@ -78,8 +78,12 @@ Quitting leaves pending approvals in the store: `run-repl approvals list`.
         text.append("(" + (args[1:-1] if len(args) < 400 else args[1:397] + "…") + ")")
         kind = payload.get("kind")
         if kind and kind != "approval":
-            text.append(f"\nkind: {kind}  payload: {json.dumps(payload, default=str)[:300]}", style="dim")
-        text.append("\n[y] approve   [n] deny   [a] approve this function for the session", style="dim")
+            text.append(
+                f"\nkind: {kind}  payload: {json.dumps(payload, default=str)[:300]}", style="dim"
+            )
+        text.append(
+            "\n[y] approve   [n] deny   [a] approve this function for the session", style="dim"
+        )
         self.update(text)
 
     def action_decide(self, approved: bool) -> None:

@@ -12,7 +12,13 @@ from textual.widgets import DataTable
 from ...safe_text import clean
 from ...sandbox.result import CallRecord
 
-COLUMNS = (("seq", "#"), ("path", "call"), ("duration", "time"), ("wait", "approval wait"), ("status", "status"))
+COLUMNS = (
+    ("seq", "#"),
+    ("path", "call"),
+    ("duration", "time"),
+    ("wait", "approval wait"),
+    ("status", "status"),
+)
 
 
 def format_ms(ms: float) -> str:
@@ -76,7 +82,10 @@ calls were answered from the record of the interrupted run, not run again.
         cells = {
             "seq": Text(str(call.seq), style="dim"),
             "path": Text.assemble((call.path, "bold"), (clean(call.args_preview), "")),
-            "duration": Text(format_ms(call.duration_ms) if call.duration_ms is not None else "–", justify="right"),
+            "duration": Text(
+                format_ms(call.duration_ms) if call.duration_ms is not None else "–",
+                justify="right",
+            ),
             "wait": Text(format_wait(call.wait_ms) if call.wait_ms else "", justify="right"),
             "status": status_text(call),
         }

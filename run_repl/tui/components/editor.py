@@ -75,7 +75,11 @@ the last expression (or an explicit `return`) is the run's value.
         self._apply_language()
 
     def _apply_language(self) -> None:
-        wanted = LANGUAGE if typescript_language() and self.document.line_count <= LARGE_BUFFER_LINES else None
+        wanted = (
+            LANGUAGE
+            if typescript_language() and self.document.line_count <= LARGE_BUFFER_LINES
+            else None
+        )
         if self.language != wanted:
             self.language = wanted
 
@@ -123,7 +127,10 @@ class BufferStore:
     def save(self, buffers: list[Buffer], active: int) -> None:
         data = {
             "active": active,
-            "buffers": [{"title": b.title, "text": b.text, "path": b.path, "cursor": list(b.cursor)} for b in buffers],
+            "buffers": [
+                {"title": b.title, "text": b.text, "path": b.path, "cursor": list(b.cursor)}
+                for b in buffers
+            ],
         }
         try:
             self.path.parent.mkdir(parents=True, exist_ok=True)
@@ -147,7 +154,9 @@ class EditorTabs(Vertical):
         Binding("ctrl+n", "new_buffer", "New", id="editor.new"),
         Binding("ctrl+w", "close_buffer", "Close", id="editor.close"),
         Binding("ctrl+pagedown", "next_tab", "Next tab", show=False, id="editor.next_tab"),
-        Binding("ctrl+pageup", "previous_tab", "Previous tab", show=False, id="editor.previous_tab"),
+        Binding(
+            "ctrl+pageup", "previous_tab", "Previous tab", show=False, id="editor.previous_tab"
+        ),
     ]
 
     class BufferSaved(Message):
@@ -155,7 +164,9 @@ class EditorTabs(Vertical):
             super().__init__()
             self.path = path
 
-    def __init__(self, store: BufferStore, *, initial: list[Buffer] | None = None, id: str | None = None) -> None:
+    def __init__(
+        self, store: BufferStore, *, initial: list[Buffer] | None = None, id: str | None = None
+    ) -> None:
         super().__init__(id=id)
         self.store = store
         self._initial = initial

@@ -36,7 +36,10 @@ class RunErrorView(Static, can_focus=True):
         text = Text()
         text.append(str(error.code), style="bold red")
         if error.line:
-            text.append(f"  line {error.line}" + (f", column {error.column}" if error.column else ""), style="bold")
+            text.append(
+                f"  line {error.line}" + (f", column {error.column}" if error.column else ""),
+                style="bold",
+            )
         text.append(f"\n{clean(error.message)}")
         if error.did_you_mean:
             text.append(f"\ndid you mean: {', '.join(error.did_you_mean)}", style="cyan")

@@ -24,6 +24,7 @@ from ...safe_text import clean
 from ...sandbox.result import LogLine
 
 LEVELS = ("debug", "log", "info", "warn", "error")
+LEVEL_RANK = {level: i for i, level in enumerate(LEVELS)}
 LEVEL_STYLE = {"debug": "dim", "log": "", "info": "cyan", "warn": "yellow", "error": "bold red"}
 MAX_LINES = 200_000
 MAX_WIDTH = 2000  # a longer row is cut on screen; copy keeps it whole
@@ -132,7 +133,7 @@ Console lines of the run, as they are printed.
         return self.query_one(LogRows)
 
     def _visible(self, line: LogLine) -> bool:
-        return LEVELS.index(line.level) >= LEVELS.index(self.min_level)
+        return LEVEL_RANK[line.level] >= LEVEL_RANK[self.min_level]
 
     @staticmethod
     def format_line(line: LogLine) -> Text:
@@ -154,15 +155,22 @@ Console lines of the run, as they are printed.
     def _rows_of(self, start: int) -> tuple[list[tuple[int, int]], int]:
         rows: list[tuple[int, int]] = []
         width = 0
-        for i in range(start, len(self.lines)):
-            line = self.lines[i]
-            if not self._visible(line):
+        floor = LEVEL_RANK[self.min_level]
+        lines = self.lines
+        for i in range(start, len(lines)):
+            line = lines[i]
+            if LEVEL_RANK[line.level] < floor:
                 continue
-            parts = line.text.split("\n")
-            for r, part in enumerate(parts):
+            text = line.text
+            if "\n" not in text:
+                rows.append((i, 0))
+                if len(text) > width:
+                    width = len(text)
+                continue
+            for r, part in enumerate(text.split("\n")):
                 rows.append((i, r))
-                width = max(width, len(part) + 16)
-        return rows, width
+                width = max(width, len(part))
+        return rows, width + 16
 
     def add_lines(self, lines: list[LogLine]) -> None:
         """Append a batch (the app batches lines so a chatty snippet cannot flood the UI)."""
@@ -191,7 +199,11 @@ Console lines of the run, as they are printed.
         self._rows_view.reset(rows, width)
 
     def _update_bar(self) -> None:
-        shown = sum(1 for line in self.lines if self._visible(line)) if self.min_level != "debug" else len(self.lines)
+        shown = (
+            sum(1 for line in self.lines if self._visible(line))
+            if self.min_level != "debug"
+            else len(self.lines)
+        )
         parts = [f"{shown:,} line{'s' if shown != 1 else ''}"]
         if self.min_level != "debug":
             parts.append(f"level ≥ {self.min_level}")

@@ -64,7 +64,15 @@ class StatusBar(Static):
         if self._timer is not None:
             self._timer.resume()
 
-    def finish(self, state: str, *, duration_ms: float | None, calls: int, memory: int | None, detail: str = "") -> None:
+    def finish(
+        self,
+        state: str,
+        *,
+        duration_ms: float | None,
+        calls: int,
+        memory: int | None,
+        detail: str = "",
+    ) -> None:
         self.state = state
         self.duration_ms = duration_ms
         self.calls = calls

@@ -20,9 +20,8 @@ from run_repl.sandbox.worker_pool import default_pool
 
 
 async def _settle_spare() -> None:
-    # A "warm" run is one whose spare worker is up; give it time to start.
-    default_pool().warm()
-    await asyncio.sleep(0.05)
+    # A "warm" run is one whose spare worker is up: wait until it is.
+    await asyncio.to_thread(default_pool().warm, 2.0)
 
 
 async def median_ms(

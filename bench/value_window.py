@@ -47,8 +47,7 @@ async def main(items: int, store_kind: str, rounds: int) -> None:
     growth: list[int] = []
     result = None
     for _ in range(rounds):
-        default_pool().warm()
-        await asyncio.sleep(0.1)
+        await asyncio.to_thread(default_pool().warm, 2.0)
         _reset_peak()
         before = _status("VmRSS")
         started = time.perf_counter()

@@ -240,3 +240,54 @@ def _sessions(module):  # type: ignore[no-untyped-def]
     import gc
 
     return [o for o in gc.get_objects() if isinstance(o, module.RunSession)]
+
+
+CHILD_THAT_DIES = """
+import asyncio, os, signal, sys
+from run_repl import run
+from run_repl.sandbox import worker_pool
+
+async def main():
+    task = asyncio.ensure_future(run("while (true) {}"))
+    await asyncio.sleep(0.5)
+    pool = worker_pool.default_pool()
+    pids = [p.pid for p in worker_pool._REAPER._procs] + [w.pid for w in pool._ready]
+    import gc
+    from run_repl.sandbox.session import RunSession
+    pids += [s.worker.pid for s in gc.get_objects() if isinstance(s, RunSession) and s.worker]
+    print(" ".join(map(str, pids)), flush=True)
+    os.kill(os.getpid(), signal.SIGKILL)
+
+asyncio.run(main())
+"""
+
+
+def test_workers_die_with_their_parent() -> None:
+    import subprocess
+    import sys
+
+    out = subprocess.run(
+        [sys.executable, "-c", CHILD_THAT_DIES], capture_output=True, text=True, timeout=60
+    )
+    pids = [int(p) for p in out.stdout.split()]
+    assert pids, out.stderr
+    deadline = time.monotonic() + 5
+    alive = pids
+    while alive and time.monotonic() < deadline:
+        time.sleep(0.05)
+        alive = [p for p in pids if _alive(p)]
+    assert alive == [], "workers outlived their parent"
+
+
+def _alive(pid: int) -> bool:
+    import os
+
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    try:  # a zombie waiting for its reaper is dead too
+        with open(f"/proc/{pid}/stat") as fh:
+            return fh.read().split(")")[-1].split()[0] != "Z"
+    except OSError:
+        return False

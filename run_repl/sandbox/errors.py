@@ -26,7 +26,6 @@ class ErrorCode(StrEnum):
     RUN_CONTINUATION_INVALID = "RUN_CONTINUATION_INVALID"
     RUN_REPLAY_MISMATCH = "RUN_REPLAY_MISMATCH"
     RUN_WORKER_CRASHED = "RUN_WORKER_CRASHED"
-    RUN_INVALID_ARGUMENT = "RUN_INVALID_ARGUMENT"
     RESULT_REF_NOT_FOUND = "RESULT_REF_NOT_FOUND"
 
 
@@ -146,8 +145,6 @@ def next_actions(code: ErrorCode, **details: Any) -> list[dict[str, Any]]:
                     "why": "The sandbox process died; run again (a fresh one starts).",
                 }
             ]
-        case ErrorCode.RUN_INVALID_ARGUMENT:
-            return [{"type": "edit_request", "why": details.get("why", "Fix the run's arguments.")}]
         case ErrorCode.RESULT_REF_NOT_FOUND:
             return [
                 {
@@ -157,7 +154,3 @@ def next_actions(code: ErrorCode, **details: Any) -> list[dict[str, Any]]:
                 }
             ]
     return []
-
-
-class RunInputError(ValueError):
-    """Bad arguments to `run` itself (not to the snippet): raised before any run starts."""

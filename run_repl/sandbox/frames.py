@@ -10,7 +10,7 @@ import struct
 
 # The guest runtime is evaluated this many lines down, so its stack frames are
 # told from the snippet's by line number alone.
-PRELUDE_LINE_BASE = 1_000_000
+PRELUDE_LINE_BASE = 300_000  # so a snippet has at most PRELUDE_LINE_BASE - 1 lines
 
 HEADER = struct.Struct("<IB")
 SETTLE = struct.Struct("<I?cd")  # call id, ok, wire mode, guest clock (ms since start)

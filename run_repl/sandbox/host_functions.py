@@ -56,12 +56,34 @@ def _signature_of(fn: Callable[..., Any]) -> inspect.Signature | None:
         return None
 
 
+@functools.lru_cache(maxsize=4096)
+def _arity_of(fn: Callable[..., Any]) -> tuple[int, int | None] | None:
+    """(fewest, most) positional arguments, when plain positional parameters say it all."""
+    sig = _signature_of(fn)
+    if sig is None:
+        return None
+    low, high = 0, 0
+    for p in sig.parameters.values():
+        if p.kind in (p.POSITIONAL_ONLY, p.POSITIONAL_OR_KEYWORD):
+            high += 1
+            if p.default is p.empty:
+                low += 1
+        elif p.kind == p.VAR_POSITIONAL:
+            return (low, None)
+        elif p.kind == p.KEYWORD_ONLY and p.default is p.empty:
+            return None  # needs a keyword the guest cannot give: let bind say so
+    return (low, high)
+
+
 def check_arguments(fn: Callable[..., Any], args: list[Any]) -> str | None:
     """Why these arguments cannot be passed to `fn`, or None if they can."""
     try:
-        sig = _signature_of(fn)
+        arity = _arity_of(fn)
     except TypeError:  # an unhashable callable: let the call itself decide
         return None
+    if arity is not None and arity[0] <= len(args) and (arity[1] is None or len(args) <= arity[1]):
+        return None  # the common case, without building a binding
+    sig = _signature_of(fn)
     if sig is None:
         return None
     try:
@@ -99,9 +121,6 @@ class HostManifest:
     @property
     def paths(self) -> list[str]:
         return list(self.functions)
-
-    def guest_json(self) -> Any:
-        return self.tree
 
 
 def _is_async(fn: Callable[..., Any]) -> bool:

@@ -21,6 +21,7 @@ from . import codec
 from .approval import check_policy
 from .continuation import ContinuationInvalid, ContinuationSigner, as_secret, load_or_create_secret
 from .errors import ErrorCode
+from .frames import PRELUDE_LINE_BASE
 from .guest_errors import map_error, plain_error, rewrite_positions
 from .host_functions import HostFunctionsError, HostManifest, build_manifest
 from .limits import Limits
@@ -83,6 +84,12 @@ def _check_source(source: Any, limits: Limits) -> RunErrorInfo | None:
         return plain_error(
             ErrorCode.RUN_SOURCE_TOO_LARGE,
             f"The snippet is {size:,} bytes, over max_source_bytes ({limits.max_source_bytes:,}).",
+        )
+    lines = source.count("\n") + 1
+    if lines >= PRELUDE_LINE_BASE:
+        return plain_error(
+            ErrorCode.RUN_SOURCE_TOO_LARGE,
+            f"The snippet has {lines:,} lines; at most {PRELUDE_LINE_BASE - 1:,} can run.",
         )
     nul = source.find("\x00")
     if nul >= 0:

@@ -204,8 +204,8 @@ class RunSession:
         self.t0 = time.perf_counter()
         self.final = loop.create_future()
         if self.cancel is not None and self.cancel.is_set():
-            return self._outcome_error(
-                ErrorCode.RUN_ABORTED, "The run was cancelled before it started."
+            return self._complete(
+                self._failure(ErrorCode.RUN_ABORTED, "The run was cancelled before it started.")
             )
         worker = self.pool.take()
         self.worker = worker
@@ -280,6 +280,7 @@ class RunSession:
         if worker is None:
             return
         self.worker = None
+        self.pool.release()
         try:
             self.loop.remove_reader(worker.read_fd)
         except (ValueError, OSError):
@@ -308,7 +309,8 @@ class RunSession:
         if self.final is not None and not self.final.done():
             self.final.set_result(outcome)
 
-    def _outcome_error(self, code: ErrorCode, message: str, **extra: Any) -> SessionOutcome:
+    @staticmethod
+    def _failure(code: ErrorCode, message: str, **extra: Any) -> SessionOutcome:
         error = {
             "code": str(code),
             "message": message,
@@ -316,17 +318,10 @@ class RunSession:
             "stack": None,
             **extra,
         }
-        return self._complete(SessionOutcome("fail", {"error": error}))
+        return SessionOutcome("fail", {"error": error})
 
     def _fail(self, code: ErrorCode, message: str, **extra: Any) -> None:
-        error = {
-            "code": str(code),
-            "message": message,
-            "name": extra.pop("name", None),
-            "stack": None,
-            **extra,
-        }
-        self._resolve(SessionOutcome("fail", {"error": error}))
+        self._resolve(self._failure(code, message, **extra))
 
     def _on_timeout(self) -> None:
         if self.final is None or self.final.done():
@@ -618,17 +613,16 @@ class RunSession:
             seq = order[self.replay_next]
             entry = self.replay_waiting.pop(seq, None)
             if entry is None:
-                if (
-                    seq in self.replay_settled
-                    or self.replay_by_seq.get(seq, LedgerEntry(0, "", "")).ok is None
-                ):
-                    self.replay_next += 1
+                recorded = self.replay_by_seq.get(seq)
+                if seq in self.replay_settled or recorded is None or recorded.ok is None:
+                    self.replay_next += 1  # nothing to give for it
                     continue
                 return  # not asked for yet
             self.replay_next += 1
             self.replay_settled.add(seq)
             record = self.calls[seq]
-            mode, body = (entry.wire or "J null")[0], (entry.wire or "Jnull")[1:]
+            wire = entry.wire or "Jnull"
+            mode, body = wire[0], wire[1:]
             self._finish_record(
                 record,
                 ok=bool(entry.ok),

@@ -181,14 +181,6 @@ class JSArrayBuffer(bytes):
         return f"JSArrayBuffer({bytes(self)!r})"
 
 
-def _hashable(value: Any) -> bool:
-    try:
-        hash(value)
-    except TypeError:
-        return False
-    return True
-
-
 class JSMap(MutableMapping[Any, Any]):
     """A JavaScript Map: insertion order kept, and any keys (lists and dicts too).
 

@@ -24,20 +24,6 @@ WEB_EXPORTS = (
 )
 
 
-def _die_with_parent(parent_pid: int) -> None:
-    if sys.platform.startswith("linux"):
-        try:
-            import ctypes
-
-            libc = ctypes.CDLL(None, use_errno=True)
-            pr_set_pdeathsig, sigkill = 1, 9
-            libc.prctl(pr_set_pdeathsig, sigkill, 0, 0, 0)
-        except Exception:
-            pass
-    if os.getppid() != parent_pid:
-        os._exit(70)
-
-
 def _apply_os_limits(memory_bytes: int, timeout_ms: int) -> None:
     """Backstops in case the sandbox itself is broken: the parent's kill and
     QuickJS's own memory limit come first."""
@@ -106,20 +92,27 @@ class _Logs:
         import threading
 
         self.lock = threading.Lock()
+        self.pending = threading.Condition(self.lock)
         self.items: list[str] = []
         self.size = 0
         self.first_at = 0.0
         self.frame: Any = None
         self.kind = 0
-        self.thread: Any = None
+        self.parent_pid = 0
 
-    def start(self, frame: Any, kind: int) -> None:
+    def start(self, parent_pid: int) -> None:
+        """Start the flusher, which also watches the parent: if it dies, so does
+        this worker (within milliseconds, even while QuickJS spins)."""
         import threading
 
+        self.parent_pid = parent_pid
+        if os.getppid() != parent_pid:
+            os._exit(70)
+        threading.Thread(target=self._flusher, daemon=True).start()
+
+    def connect(self, frame: Any, kind: int) -> None:
         self.frame = frame
         self.kind = kind
-        self.thread = threading.Thread(target=self._flusher, daemon=True)
-        self.thread.start()
 
     def add(self, level: int, text: str) -> None:
         import time
@@ -127,6 +120,7 @@ class _Logs:
         with self.lock:
             if not self.items:
                 self.first_at = time.monotonic()
+                self.pending.notify()
             self.items.append(f"[{level},{text}]")
             self.size += len(text) + 8
             if self.size >= LOG_BATCH_BYTES:
@@ -146,16 +140,24 @@ class _Logs:
     def _flusher(self) -> None:
         import time
 
+        # Asleep unless lines wait: an idle spare must not wake the machine.
         while True:
-            time.sleep(LOG_LATENCY_S / 2)
             with self.lock:
-                if self.items and time.monotonic() - self.first_at >= LOG_LATENCY_S:
+                if not self.items:
+                    self.pending.wait(LIFELINE_S)
+                if self.items:
+                    wait = self.first_at + LOG_LATENCY_S - time.monotonic()
+                    if wait > 0:
+                        self.pending.wait(wait)
                     self._flush_locked()
+            if os.getppid() != self.parent_pid:
+                os._exit(70)  # the parent is gone: nobody is left to answer
 
 
 _LOGS = _Logs()
 LOG_BATCH_BYTES = 32 * 1024
 LOG_LATENCY_S = 0.01
+LIFELINE_S = 0.2  # how often an idle worker checks that its parent lives
 
 
 def _write(data: bytes) -> None:
@@ -318,7 +320,7 @@ class Worker:
 
     def run(self) -> None:
         f = self.f
-        _LOGS.start(f.frame, f.LOG_BATCH)
+        _LOGS.connect(f.frame, f.LOG_BATCH)
         _write(f.frame(f.READY, json.dumps({"pid": os.getpid()}).encode()))
         kind, payload = self.read_frame()
         if kind != f.RUN:
@@ -391,7 +393,7 @@ def main() -> None:
     # Stray prints must never corrupt the frame stream on stdout.
     sys.stdout = sys.stderr
     quickjs_dir, parent_pid = sys.argv[1], int(sys.argv[2])
-    _die_with_parent(parent_pid)
+    _LOGS.start(parent_pid)
     try:
         worker = Worker(quickjs_dir)
     except BaseException as exc:

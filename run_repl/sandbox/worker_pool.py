@@ -1,8 +1,9 @@
 """Worker processes: one fresh process per run, with a spare started ahead.
 
-A spare loads QuickJS and the guest runtime while nobody waits for it; taking
-it starts the next spare on a background thread, so a run never pays for a
-process start when runs are not back to back.
+A spare loads QuickJS and the guest runtime while nobody waits for it, on a
+background thread; the next one starts when the run that took it ends (or
+soon after it began), so its start-up does not compete with that run for a
+core. A run never pays for a process start when runs are not back to back.
 """
 
 from __future__ import annotations
@@ -105,6 +106,7 @@ class WorkerPool:
         self._closed = False
         self._quickjs_dir: str | None = None
         self._pid = os.getpid()
+        self._refill_at = 0.0
         self.started = 0
 
     def _spawn(self) -> WorkerProcess:
@@ -136,8 +138,16 @@ class WorkerPool:
     def _fill(self) -> None:
         while True:
             with self._lock:
-                while not self._closed and len(self._ready) >= self.spares:
-                    self._wanted.wait()
+                while not self._closed:
+                    if len(self._ready) >= self.spares:
+                        self._wanted.wait()
+                        continue
+                    # A spare starting takes a core for ~40 ms: not while a run
+                    # that just began needs it (see take and release).
+                    delay = self._refill_at - time.monotonic()
+                    if delay <= 0:
+                        break
+                    self._wanted.wait(delay)
                 if self._closed:
                     return
             try:
@@ -161,33 +171,46 @@ class WorkerPool:
             self._thread.start()
 
     def take(self) -> WorkerProcess:
-        """A fresh worker (maybe still starting), and the next spare on its way.
-
-        Workers are always spawned by the long-lived spares thread: a worker
-        dies with the thread that started it (PR_SET_PDEATHSIG)."""
-        deadline = time.monotonic() + 10
+        """A fresh worker: a ready spare if there is one (the next starts when this
+        run ends, or after REFILL_DELAY_S), else one started now."""
         with self._lock:
-            while True:
-                if self._closed:
-                    raise RuntimeError("the worker pool is closed")
-                self._ensure_thread()
-                while self._ready and self._ready[0].proc.poll() is not None:
-                    self._ready.pop(0).close()
-                if self._ready:
-                    worker = self._ready.pop(0)
-                    self._wanted.notify_all()
-                    return worker
-                self._wanted.notify_all()
-                remaining = deadline - time.monotonic()
-                if remaining <= 0:
-                    raise RuntimeError("could not start a sandbox worker process")
-                self._wanted.wait(remaining)
+            if self._closed:
+                raise RuntimeError("the worker pool is closed")
+            self._ensure_thread()
+            while self._ready and self._ready[0].proc.poll() is not None:
+                self._ready.pop(0).close()
+            self._refill_at = time.monotonic() + REFILL_DELAY_S
+            self._wanted.notify_all()
+            if self._ready:
+                return self._ready.pop(0)
+        return self._spawn()
 
-    def warm(self) -> None:
-        """Start the spares now (they are otherwise started on first use)."""
+    def release(self) -> None:
+        """A run ended: a good time to start the next spare."""
+        with self._lock:
+            self._refill_at = 0.0
+            self._wanted.notify_all()
+
+    def warm(self, wait_s: float = 0.0) -> bool:
+        """Start the spares now (they are otherwise started on first use); with
+        `wait_s`, wait that long at most for all of them to be ready. True if they are."""
+        import select
+
         with self._lock:
             self._ensure_thread()
+            self._refill_at = 0.0
             self._wanted.notify_all()
+        deadline = time.monotonic() + wait_s
+        while True:
+            with self._lock:
+                spares = list(self._ready) if len(self._ready) >= self.spares else []
+            # A ready spare has written its READY frame: its pipe is readable.
+            fds = [w.read_fd for w in spares]
+            if fds and len(select.select(fds, [], [], 0)[0]) == len(fds):
+                return True
+            if time.monotonic() >= deadline:
+                return False
+            time.sleep(0.001)
 
     def close(self) -> None:
         with self._lock:
@@ -197,6 +220,8 @@ class WorkerPool:
         for worker in ready:
             worker.close()
 
+
+REFILL_DELAY_S = 2.0  # at the latest; usually the run that took the spare has ended first
 
 _default_pool: WorkerPool | None = None
 _default_lock = threading.Lock()

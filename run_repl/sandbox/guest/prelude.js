@@ -209,11 +209,6 @@ function describeThrown(err) {
   }
 }
 
-function wireText(obj) {
-  let text = JSONstringify(obj);
-  return text;
-}
-
 // ---------------------------------------------------------------- base64
 const B64 = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/";
 const B64_INDEX = new RealUint8Array(128);

@@ -43,7 +43,9 @@ async def set_source(app: RunReplApp, pilot: Any, source: str) -> None:
     await pilot.pause()
 
 
-async def run_and_wait(app: RunReplApp, pilot: Any, key: str = "ctrl+j", timeout: float = 20) -> None:
+async def run_and_wait(
+    app: RunReplApp, pilot: Any, key: str = "ctrl+j", timeout: float = 20
+) -> None:
     await pilot.press(key)
     await wait_until(pilot, lambda: app.run_token > 0 and not app.running, timeout)
 
@@ -68,7 +70,11 @@ async def app_and_pilot(data_dir: Path) -> AsyncIterator[tuple[RunReplApp, Any]]
 
 async def test_run_shows_value_calls_and_status(app_and_pilot: tuple[RunReplApp, Any]) -> None:
     app, pilot = app_and_pilot
-    await set_source(app, pilot, "console.info('looking'); const [c] = await crm.listAccounts(); return await store.listOrders(c.id)")
+    await set_source(
+        app,
+        pilot,
+        "console.info('looking'); const [c] = await crm.listAccounts(); return await store.listOrders(c.id)",
+    )
     await run_and_wait(app, pilot)
     assert app.current_result is not None and app.current_result.status == "ok"
     assert app.status.state == "ok" and app.status.calls == 2
@@ -115,7 +121,9 @@ async def test_cancel_a_spinning_run(app_and_pilot: tuple[RunReplApp, Any]) -> N
 
 async def test_logs_stream_and_filter(app_and_pilot: tuple[RunReplApp, Any]) -> None:
     app, pilot = app_and_pilot
-    await set_source(app, pilot, "console.debug('d'); console.log('l'); console.warn('w'); console.error('e')")
+    await set_source(
+        app, pilot, "console.debug('d'); console.log('l'); console.warn('w'); console.error('e')"
+    )
     await run_and_wait(app, pilot)
     logs = app.query_one(LogPanel)
     assert [line.level for line in logs.lines] == ["debug", "log", "warn", "error"]
@@ -159,7 +167,11 @@ async def test_approval_inline_approve_resumes_and_changes_data(data_dir: Path) 
     app = make_app(data_dir)
     async with app.run_test(size=SIZE) as pilot:
         await pilot.pause()
-        await set_source(app, pilot, "const d = await documents.listDrafts(); return await documents.publish(d[0].id)")
+        await set_source(
+            app,
+            pilot,
+            "const d = await documents.listDrafts(); return await documents.publish(d[0].id)",
+        )
         await pilot.press("ctrl+j")
         prompt = app.query_one(ApprovalPrompt)
         await wait_until(pilot, lambda: prompt.current is not None)
@@ -167,7 +179,9 @@ async def test_approval_inline_approve_resumes_and_changes_data(data_dir: Path) 
         assert prompt.current.path == "documents.publish"
         assert app.status.state == "interrupted"
         await pilot.press("y")
-        await wait_until(pilot, lambda: not app.running and app.current_result.status != "interrupted")
+        await wait_until(
+            pilot, lambda: not app.running and app.current_result.status != "interrupted"
+        )
         assert app.current_result.status == "ok", app.current_result.error
         assert app.current_result.value["published"] is True
         replayed = [c.replayed for c in app.query_one(CallsTable).calls.values()]
@@ -194,7 +208,11 @@ async def test_approval_deny_and_approve_path_for_the_session(data_dir: Path) ->
         await wait_until(pilot, lambda: prompt.current is not None)
         await pilot.press("a")
         await wait_until(pilot, lambda: not app.running and app.current_result.status == "ok")
-        await set_source(app, pilot, "const d = await documents.listDrafts(); return await documents.publish(d[2].id)")
+        await set_source(
+            app,
+            pilot,
+            "const d = await documents.listDrafts(); return await documents.publish(d[2].id)",
+        )
         await run_and_wait(app, pilot)
         await wait_until(pilot, lambda: not app.running and app.current_result.status == "ok")
         assert prompt.current is None
@@ -205,7 +223,11 @@ async def test_quitting_with_approvals_pending_keeps_them(data_dir: Path) -> Non
     app = make_app(data_dir)
     async with app.run_test(size=SIZE) as pilot:
         await pilot.pause()
-        await set_source(app, pilot, "const d = await documents.listDrafts(); return await documents.publish(d[0].id)")
+        await set_source(
+            app,
+            pilot,
+            "const d = await documents.listDrafts(); return await documents.publish(d[0].id)",
+        )
         await pilot.press("ctrl+j")
         await wait_until(pilot, lambda: app.query_one(ApprovalPrompt).current is not None)
         await pilot.press("ctrl+q")
@@ -213,7 +235,9 @@ async def test_quitting_with_approvals_pending_keeps_them(data_dir: Path) -> Non
     assert [a.path for a in pending] == ["documents.publish"]
 
 
-async def test_history_opens_a_past_run_in_a_new_buffer(app_and_pilot: tuple[RunReplApp, Any]) -> None:
+async def test_history_opens_a_past_run_in_a_new_buffer(
+    app_and_pilot: tuple[RunReplApp, Any],
+) -> None:
     from run_repl.tui.screens.history import HistoryScreen
 
     app, pilot = app_and_pilot
@@ -244,7 +268,9 @@ async def test_theme_switch_applies_to_editor_and_persists(data_dir: Path, tmp_p
         assert again.theme == "run-repl-light"
 
 
-async def test_no_color_uses_the_ansi_theme(data_dir: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+async def test_no_color_uses_the_ansi_theme(
+    data_dir: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
     monkeypatch.setenv("NO_COLOR", "1")
     app = make_app(data_dir)
     async with app.run_test(size=SIZE) as pilot:
@@ -320,7 +346,11 @@ async def test_messages_flow_in_order(data_dir: Path) -> None:
 
     async with app.run_test(size=SIZE, message_hook=hook) as pilot:
         await pilot.pause()
-        await set_source(app, pilot, "const d = await documents.listDrafts(); return await documents.publish(d[3].id)")
+        await set_source(
+            app,
+            pilot,
+            "const d = await documents.listDrafts(); return await documents.publish(d[3].id)",
+        )
         await pilot.press("ctrl+j")
         await wait_until(pilot, lambda: app.query_one(ApprovalPrompt).current is not None)
         await pilot.press("y")
@@ -328,7 +358,9 @@ async def test_messages_flow_in_order(data_dir: Path) -> None:
     assert seen == ["RunSubmitted", "RunInterrupted", "ApprovalDecided", "RunFinished"]
 
 
-async def test_help_shows_bindings_of_the_focused_widget(app_and_pilot: tuple[RunReplApp, Any]) -> None:
+async def test_help_shows_bindings_of_the_focused_widget(
+    app_and_pilot: tuple[RunReplApp, Any],
+) -> None:
     from run_repl.tui.screens.help import HelpScreen
 
     app, pilot = app_and_pilot
@@ -339,3 +371,23 @@ async def test_help_shows_bindings_of_the_focused_widget(app_and_pilot: tuple[Ru
     ids = {row[2] for row in screen.binding_rows}
     assert {"app.run", "app.history", "app.help", "editor.new"} <= ids
     assert screen.focused_help is not None and "ctrl+enter" in screen.focused_help
+
+
+async def test_palette_offers_the_focused_widgets_actions(
+    app_and_pilot: tuple[RunReplApp, Any],
+) -> None:
+    app, pilot = app_and_pilot
+    await set_source(app, pilot, "Array.from({ length: 500 }, (_, i) => i)")
+    await run_and_wait(app, pilot)
+    view = app.query_one(ValueView)
+    view.focus()
+    await pilot.pause()
+    commands = {c.title: c for c in app.get_system_commands(app.screen)}
+    assert {"Run", "History", "Next page", "Go to item"} <= set(commands)
+    assert "value.next_page" in commands["Next page"].help
+    before = view.page_offset
+    result = commands["Next page"].callback()
+    if result is not None:
+        await result
+    await pilot.pause()
+    assert view.page_offset > before

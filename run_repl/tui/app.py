@@ -13,6 +13,7 @@ import asyncio
 import gc
 import time
 from collections.abc import Iterable
+from functools import partial
 from pathlib import Path
 from typing import Any, ClassVar
 
@@ -62,7 +63,7 @@ class RunReplApp(App[int]):
         Binding("ctrl+s", "save_file", "Save", id="app.save", show=False),
         Binding("f2", "history", "History", id="app.history"),
         Binding("f1", "help", "Help", id="app.help"),
-        Binding("f6", "focus_next_panel", "Next panel", id="app.next_panel", show=False),
+        Binding("f4", "focus_next_panel", "Next panel", id="app.next_panel"),
         Binding("alt+1", "focus_panel('editor')", "Editor", id="app.focus_editor", show=False),
         Binding("alt+2", "focus_panel('value')", "Value", id="app.focus_value", show=False),
         Binding("alt+3", "focus_panel('logs')", "Logs", id="app.focus_logs", show=False),
@@ -346,6 +347,29 @@ class RunReplApp(App[int]):
         yield SystemCommand(
             "Pending approvals", "Approvals left from earlier runs", self._show_pending
         )
+        # Every action bound where the focus is (the value window's paging, the
+        # logs' filter...), so nothing is reachable by key alone.
+        seen = {
+            "run",
+            "cancel",
+            "rerun",
+            "history",
+            "open_file",
+            "save_file",
+            "command_palette",
+            "quit",
+        }
+        for active in screen.active_bindings.values():
+            binding = active.binding
+            if not binding.description or binding.action in seen:
+                continue
+            seen.add(binding.action)
+            keys = self.get_key_display(binding)
+            yield SystemCommand(
+                binding.description,
+                f"{keys}" + (f"  ·  {binding.id}" if binding.id else ""),
+                partial(self.run_action, binding.action, active.node),
+            )
         for title, source in self._examples():
             yield SystemCommand(
                 f"Example: {title}",

@@ -152,7 +152,8 @@ class EditorTabs(Vertical):
 
     BINDINGS: ClassVar[list[Binding]] = [
         Binding("ctrl+n", "new_buffer", "New", id="editor.new"),
-        Binding("ctrl+w", "close_buffer", "Close", id="editor.close"),
+        # Before the TextArea's own ctrl+w (delete word left; ctrl+backspace still does that).
+        Binding("ctrl+w", "close_buffer", "Close", id="editor.close", priority=True),
         Binding("ctrl+pagedown", "next_tab", "Next tab", show=False, id="editor.next_tab"),
         Binding(
             "ctrl+pageup", "previous_tab", "Previous tab", show=False, id="editor.previous_tab"

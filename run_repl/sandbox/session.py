@@ -188,6 +188,7 @@ class RunSession:
         self.held_live: list[tuple[int, bool, str, str, LedgerEntry | None]] = []
         self.running = 0
         self.spinning = False
+        self.batch: list[bytes] = []  # answers to send together at the end of this loop turn
         self.value_chunks: list[str] = []
 
     # ------------------------------------------------------------ lifecycle
@@ -910,8 +911,20 @@ class RunSession:
         if self.worker is None:
             return
         header = frames.SETTLE.pack(seq, ok, mode.encode(), clock)
-        self._send(frames.frame(frames.SETTLE_CALL, header + body.encode("utf-8", "surrogatepass")))
+        data = frames.frame(frames.SETTLE_CALL, header + body.encode("utf-8", "surrogatepass"))
+        if self.running > 1 or self.batch:
+            # Other answers are coming in this turn of the loop: send them together.
+            if not self.batch:
+                self.loop.call_soon(self._send_batch)
+            self.batch.append(data)
+            return
+        self._send(data)
         self._spin_for_reply()
+
+    def _send_batch(self) -> None:
+        batch, self.batch = self.batch, []
+        if batch:
+            self._send(b"".join(batch))
 
     def _spin_for_reply(self) -> None:
         """The guest usually answers an answer within tens of microseconds (its next

@@ -82,27 +82,32 @@ def _write_raw(data: bytes) -> None:
         view = view[n:]
 
 
-class _Logs:
-    """Console lines go out in batches: one frame per line would cost the parent
-    (often a UI) a wake-up each. A batch leaves when it is big, before any other
-    frame, and within LOG_LATENCY_S of its first line, so logs stay live while
-    the snippet computes (the flusher thread runs while QuickJS holds no GIL)."""
+class _Outbox:
+    """What the worker sends, in batches: one frame (and one wake-up of the
+    parent, often a UI) per console line or per host call would cost more than
+    the work. Console lines become one LOG_BATCH frame; host calls made in one
+    stretch of guest work go out together. Everything leaves when the guest
+    goes idle, before a final frame, when a batch is big, and within
+    LATENCY_S of its first item, so logs stay live and calls start while the
+    snippet computes (the flusher thread runs while QuickJS holds no GIL)."""
 
     def __init__(self) -> None:
         import threading
 
         self.lock = threading.Lock()
         self.pending = threading.Condition(self.lock)
-        self.items: list[str] = []
+        self.lines: list[str] = []  # console lines not yet in a frame
+        self.frames: list[bytes] = []  # frames ready to go, in order
         self.size = 0
         self.first_at = 0.0
         self.frame: Any = None
         self.kind = 0
         self.parent_pid = 0
+        self.active = False
 
     def start(self, parent_pid: int) -> None:
         """Start the flusher, which also watches the parent: if it dies, so does
-        this worker (within milliseconds, even while QuickJS spins)."""
+        this worker (within LIFELINE_S, even while QuickJS spins)."""
         import threading
 
         self.parent_pid = parent_pid
@@ -114,54 +119,84 @@ class _Logs:
         self.frame = frame
         self.kind = kind
 
-    def add(self, level: int, text: str) -> None:
+    def activate(self) -> None:
+        """A run has started: from now on the flusher looks every LATENCY_S
+        (waking it per item would cost a thread switch per host call)."""
+        with self.lock:
+            self.active = True
+            self.pending.notify()
+
+    def _mark(self) -> None:
         import time
 
+        if not self.lines and not self.frames:
+            self.first_at = time.monotonic()
+
+    def add_line(self, level: int, text: str) -> None:
         with self.lock:
-            if not self.items:
-                self.first_at = time.monotonic()
-                self.pending.notify()
-            self.items.append(f"[{level},{text}]")
+            self._mark()
+            self.lines.append(f"[{level},{text}]")
             self.size += len(text) + 8
-            if self.size >= LOG_BATCH_BYTES:
+            if self.size >= BATCH_BYTES:
                 self._flush_locked()
 
+    def add_frame(self, data: bytes) -> None:
+        with self.lock:
+            self._mark()
+            self._close_lines()  # a line printed before the call comes first
+            self.frames.append(data)
+            self.size += len(data)
+            if self.size >= BATCH_BYTES:
+                self._flush_locked()
+
+    def _close_lines(self) -> None:
+        if self.lines:
+            body = ("[" + ",".join(self.lines) + "]").encode("utf-8", "surrogatepass")
+            self.lines = []
+            self.frames.append(self.frame(self.kind, body))
+
     def _flush_locked(self) -> None:
-        if self.items:
-            body = ("[" + ",".join(self.items) + "]").encode("utf-8", "surrogatepass")
-            self.items, self.size = [], 0
-            _write_raw(self.frame(self.kind, body))
+        self._close_lines()
+        if self.frames:
+            data = b"".join(self.frames)
+            self.frames, self.size = [], 0
+            _write_raw(data)
+
+    def flush(self) -> None:
+        with self.lock:
+            self._flush_locked()
 
     def write(self, data: bytes) -> None:
         with self.lock:
-            self._flush_locked()  # a log line printed before a call or the end comes first
+            self._flush_locked()
             _write_raw(data)
 
     def _flusher(self) -> None:
         import time
 
-        # Asleep unless lines wait: an idle spare must not wake the machine.
+        # An idle spare sleeps (it must not wake the machine); during a run,
+        # whatever has waited LATENCY_S goes out.
         while True:
             with self.lock:
-                if not self.items:
+                if not self.active:
                     self.pending.wait(LIFELINE_S)
-                if self.items:
-                    wait = self.first_at + LOG_LATENCY_S - time.monotonic()
-                    if wait > 0:
-                        self.pending.wait(wait)
-                    self._flush_locked()
+                elif self.lines or self.frames:
+                    if time.monotonic() - self.first_at >= LATENCY_S:
+                        self._flush_locked()
+            if self.active:
+                time.sleep(LATENCY_S / 2)
             if os.getppid() != self.parent_pid:
                 os._exit(70)  # the parent is gone: nobody is left to answer
 
 
-_LOGS = _Logs()
-LOG_BATCH_BYTES = 32 * 1024
-LOG_LATENCY_S = 0.01
+_OUTBOX = _Outbox()
+BATCH_BYTES = 32 * 1024
+LATENCY_S = 0.005
 LIFELINE_S = 0.2  # how often an idle worker checks that its parent lives
 
 
 def _write(data: bytes) -> None:
-    _LOGS.write(data)
+    _OUTBOX.write(data)
 
 
 class Worker:
@@ -209,10 +244,10 @@ class Worker:
                 self.calls_made += 1
                 path = str(b).encode()
                 body = f.CALL.pack(int(a), len(path)) + path + str(c).encode() + str(d).encode()  # type: ignore[arg-type]
-                _write(f.frame(f.HOST_CALL, body))
+                _OUTBOX.add_frame(f.frame(f.HOST_CALL, body))
             elif kind == "log":
                 level = f.LOG_LEVELS.index(str(a)) if a in f.LOG_LEVELS else 0
-                _LOGS.add(level, str(b))
+                _OUTBOX.add_line(level, str(b))
             elif kind == "chunk":
                 body = str(a).encode("utf-8", "surrogatepass")
                 self.value_bytes += len(body)
@@ -320,7 +355,7 @@ class Worker:
 
     def run(self) -> None:
         f = self.f
-        _LOGS.connect(f.frame, f.LOG_BATCH)
+        _OUTBOX.connect(f.frame, f.LOG_BATCH)
         _write(f.frame(f.READY, json.dumps({"pid": os.getpid()}).encode()))
         kind, payload = self.read_frame()
         if kind != f.RUN:
@@ -329,6 +364,7 @@ class Worker:
         self.max_value_bytes = int(job["max_value_bytes"])
         _apply_os_limits(int(job["memory_bytes"]), int(job["timeout_ms"]))
         self.rss_at_start = _reset_peak_rss()
+        _OUTBOX.activate()
         self.dispatch("configure", job["guest"])
         self.ctx.set_max_stack_size(int(job["stack_bytes"]))
         self.ctx.set_memory_limit(int(job["memory_bytes"]))
@@ -358,6 +394,7 @@ class Worker:
                 self.fail_from_python("RUN_WORKER_CRASHED", "InternalError", self.bridge_error)
             if self.finished:
                 self.exit()
+            _OUTBOX.flush()  # the guest waits: what it sent must go now
             if self.calls_closed >= self.calls_made:
                 # Nothing can wake the guest now: the parent decides what that means
                 # (memory figures tell a swallowed out-of-memory from a stuck promise).
@@ -393,7 +430,7 @@ def main() -> None:
     # Stray prints must never corrupt the frame stream on stdout.
     sys.stdout = sys.stderr
     quickjs_dir, parent_pid = sys.argv[1], int(sys.argv[2])
-    _LOGS.start(parent_pid)
+    _OUTBOX.start(parent_pid)
     try:
         worker = Worker(quickjs_dir)
     except BaseException as exc:

@@ -208,7 +208,14 @@ class RunSession:
             return self._complete(
                 self._failure(ErrorCode.RUN_ABORTED, "The run was cancelled before it started.")
             )
-        worker = self.pool.take()
+        try:
+            worker = self.pool.take()
+        except (OSError, RuntimeError) as exc:  # out of processes, no Python to start...
+            return self._complete(
+                self._failure(
+                    ErrorCode.RUN_WORKER_CRASHED, f"Could not start a sandbox process: {exc}."
+                )
+            )
         self.worker = worker
         os.set_blocking(worker.read_fd, False)
         os.set_blocking(worker.write_fd, False)

@@ -17,6 +17,7 @@ from __future__ import annotations
 import argparse
 import asyncio
 import json
+import os
 import sys
 from collections.abc import Sequence
 from typing import Any
@@ -374,7 +375,12 @@ def _tui(args: argparse.Namespace) -> int:
             file=sys.stderr,
         )
         return EXIT_USAGE
-    source = _read_source(args.file) if args.file else None
+    # A file that does not exist yet opens empty; saving creates it.
+    source = (
+        _read_source(args.file)
+        if args.file and os.path.exists(args.file)
+        else ("" if args.file else None)
+    )
     ws = _workspace(args)
     try:
         from .tui.app import run_app

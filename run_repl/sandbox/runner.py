@@ -212,24 +212,16 @@ class Runner:
         run_id = "run_" + secrets.token_hex(8)
         problem = _check_source(source, limits)
         if problem is not None:
-            return self._finish(RunResult(status="error", error=problem, run_id=run_id), started)
+            return self._failed(run_id, problem, started)
         manifest = build_manifest(host_functions)
         try:
             prepared = prepare_source(source)
         except TypeScriptSyntaxError as exc:
-            return self._finish(
-                RunResult(
-                    status="error",
-                    run_id=run_id,
-                    error=plain_error(
-                        ErrorCode.RUN_SYNTAX_ERROR,
-                        f"SyntaxError: {exc.message} (line {exc.line}, column {exc.column})",
-                        line=exc.line,
-                        column=exc.column,
-                    ),
-                ),
-                started,
+            message = f"SyntaxError: {exc.message} (line {exc.line}, column {exc.column})"
+            error = plain_error(
+                ErrorCode.RUN_SYNTAX_ERROR, message, line=exc.line, column=exc.column
             )
+            return self._failed(run_id, error, started)
         replay = None
         logical_run_id = run_id
         seed = [int.from_bytes(os.urandom(4), "little") for _ in range(4)]
@@ -238,16 +230,8 @@ class Runner:
             try:
                 state = self._resume_state(source, manifest, context, continuation, resolutions)
             except ContinuationInvalid as exc:
-                return self._finish(
-                    RunResult(
-                        status="error",
-                        run_id=run_id,
-                        error=plain_error(
-                            ErrorCode.RUN_CONTINUATION_INVALID, f"Cannot resume: {exc}."
-                        ),
-                    ),
-                    started,
-                )
+                error = plain_error(ErrorCode.RUN_CONTINUATION_INVALID, f"Cannot resume: {exc}.")
+                return self._failed(run_id, error, started)
             replay = state.plan
             logical_run_id, seed, clock_ms = state.logical_run_id, state.seed, state.clock_ms
         elif resolutions:
@@ -390,6 +374,10 @@ class Runner:
             return "ask" if path in decorated else "allow"
 
         return policy
+
+    def _failed(self, run_id: str, error: RunErrorInfo, started: float) -> RunResult:
+        """A run that ends before any worker starts."""
+        return self._finish(RunResult(status="error", error=error, run_id=run_id), started)
 
     def _finish(self, result: RunResult, started: float) -> RunResult:
         if not result.duration_ms:

@@ -18,7 +18,7 @@ from run_repl import (
     requires_approval,
     run,
 )
-from run_repl.sandbox.continuation import ContinuationSigner, source_digest
+from run_repl.sandbox.continuation import ContinuationSigner
 from run_repl.sandbox.host_functions import build_manifest
 
 SECRET = "s" * 40
@@ -442,7 +442,6 @@ async def test_replay_mismatch_is_detected_before_the_call_runs() -> None:
         interrupts=[],
         payload_wire={},
     )
-    assert source_digest(source)
     result = await runner.run(source, hosts, continuation=forged)
     assert result.error.code == "RUN_REPLAY_MISMATCH"
     assert ran == []

@@ -284,11 +284,13 @@ async def test_bad_config_gives_a_message_and_defaults(data_dir: Path, tmp_path:
     config.write_text("theme = [broken\n")
     app = make_app(data_dir)
     notes: list[str] = []
+    # Before the app mounts, so the start-up message is seen.
+    app.notify = lambda message, **kw: notes.append(str(message))  # type: ignore[method-assign]
     async with app.run_test(size=SIZE, notifications=True) as pilot:
-        app.notify = lambda message, **kw: notes.append(str(message))  # type: ignore[method-assign]
         await pilot.pause()
         assert app.theme == "run-repl-dark"
     assert any("config.toml" in w and "default settings" in w for w in app.ws.warnings)
+    assert any("config.toml" in n and "default settings" in n for n in notes)
 
 
 async def test_keymap_from_config_rebinds_run(data_dir: Path, tmp_path: Path) -> None:

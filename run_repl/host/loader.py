@@ -14,13 +14,12 @@ import importlib
 import importlib.util
 import sys
 import types
-from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
 from ..paths import data_dir
-from ..sandbox.host_functions import HostFunctionsError, HostManifest, build_manifest
+from ..sandbox.host_functions import HostFunctionsError, HostManifest, build_manifest, js_parameters
 
 DEMO = "demo"
 
@@ -125,7 +124,7 @@ def describe(host: LoadedHost) -> list[dict[str, Any]]:
         out.append(
             {
                 "path": path,
-                "signature": _js_signature(path, fn.fn),
+                "signature": path + js_parameters(fn.fn),
                 "python_signature": fn.signature,
                 "doc": fn.doc,
                 "async": fn.is_async,
@@ -133,17 +132,3 @@ def describe(host: LoadedHost) -> list[dict[str, Any]]:
             }
         )
     return out
-
-
-def _js_signature(path: str, fn: Callable[..., Any]) -> str:
-    import inspect
-
-    try:
-        params = [
-            p.name + ("?" if p.default is not inspect.Parameter.empty else "")
-            for p in inspect.signature(fn).parameters.values()
-            if p.kind not in (p.VAR_KEYWORD,)
-        ]
-    except (TypeError, ValueError):
-        params = ["..."]
-    return f"{path}({', '.join(params)})"

@@ -75,6 +75,22 @@ def _arity_of(fn: Callable[..., Any]) -> tuple[int, int | None] | None:
     return (low, high)
 
 
+def js_parameters(fn: Callable[..., Any]) -> str:
+    """The parameters as a snippet sees them: `(accountId, limit?)`."""
+    try:
+        sig = _signature_of(fn)
+    except TypeError:  # an unhashable callable
+        sig = None
+    if sig is None:
+        return "(...)"
+    names = [
+        p.name + ("?" if p.default is not p.empty else "")
+        for p in sig.parameters.values()
+        if p.kind != p.VAR_KEYWORD
+    ]
+    return "(" + ", ".join(names) + ")"
+
+
 def check_arguments(fn: Callable[..., Any], args: list[Any]) -> str | None:
     """Why these arguments cannot be passed to `fn`, or None if they can."""
     try:
@@ -102,10 +118,8 @@ class HostFunction:
 
     @property
     def signature(self) -> str:
-        try:
-            return str(inspect.signature(self.fn))
-        except (TypeError, ValueError):
-            return "(...)"
+        sig = _signature_of(self.fn)
+        return str(sig) if sig is not None else "(...)"
 
     @property
     def doc(self) -> str:

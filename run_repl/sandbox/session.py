@@ -24,7 +24,7 @@ from typing import Any
 from . import codec, frames
 from .context import CancelledFlag, HostFunctionContext, Interrupt, Resume, bind
 from .errors import ErrorCode
-from .host_functions import HostManifest, check_arguments, did_you_mean
+from .host_functions import HostManifest, check_arguments, did_you_mean, js_parameters
 from .limits import Limits
 from .result import CallRecord, LogLine
 from .worker_pool import WorkerPool, WorkerProcess
@@ -671,7 +671,7 @@ class RunSession:
             self._reply_error(
                 seq,
                 ErrorCode.RUN_HOST_FUNCTION_ERROR,
-                f"{hctx.path}{_shape(fn.fn)} cannot take {len(hctx.args)} argument"
+                f"{hctx.path}{js_parameters(fn.fn)} cannot take {len(hctx.args)} argument"
                 f"{'s' if len(hctx.args) != 1 else ''}: {problem}.",
                 record,
                 started=started,
@@ -953,19 +953,6 @@ class RunSession:
         held, self.held_live = self.held_live, []
         for seq, ok, mode, body, entry in held:
             self._settle(seq, ok, mode, body, None, entry)
-
-
-def _shape(fn: Callable[..., Any]) -> str:
-    try:
-        params = inspect.signature(fn).parameters.values()
-    except (TypeError, ValueError):
-        return "(...)"
-    names = [
-        p.name + ("?" if p.default is not p.empty else "")
-        for p in params
-        if p.kind != p.VAR_KEYWORD
-    ]
-    return "(" + ", ".join(names) + ")"
 
 
 def near_memory_limit(stats: dict[str, Any], memory_bytes: int) -> bool:

@@ -13,7 +13,10 @@ from __future__ import annotations
 
 import json
 import os
+import select
 import sys
+import threading
+import time
 from typing import Any
 
 _OUT = 1
@@ -92,8 +95,6 @@ class _Outbox:
     snippet computes (the flusher thread runs while QuickJS holds no GIL)."""
 
     def __init__(self) -> None:
-        import threading
-
         self.lock = threading.Lock()
         self.pending = threading.Condition(self.lock)
         self.lines: list[str] = []  # console lines not yet in a frame
@@ -108,8 +109,6 @@ class _Outbox:
     def start(self, parent_pid: int) -> None:
         """Start the flusher, which also watches the parent: if it dies, so does
         this worker (within LIFELINE_S, even while QuickJS spins)."""
-        import threading
-
         self.parent_pid = parent_pid
         if os.getppid() != parent_pid:
             os._exit(70)
@@ -127,8 +126,6 @@ class _Outbox:
             self.pending.notify()
 
     def _mark(self) -> None:
-        import time
-
         if not self.lines and not self.frames:
             self.first_at = time.monotonic()
 
@@ -172,8 +169,6 @@ class _Outbox:
             _write_raw(data)
 
     def _flusher(self) -> None:
-        import time
-
         # An idle spare sleeps (it must not wake the machine); during a run,
         # whatever has waited LATENCY_S goes out.
         while True:
@@ -304,9 +299,6 @@ class Worker:
     def read_frame(self) -> tuple[int, bytes]:
         """The next frame from the parent. An answer usually comes within tens of
         microseconds, so poll briefly before sleeping: a wake-up costs more."""
-        import select
-        import time
-
         spin_until = time.perf_counter() + SPIN_SECONDS
         while not self.pending:
             try:

@@ -30,13 +30,13 @@ def save_interrupted(
     """Keep the interruptions of `result` as pending approvals (already known ids get the new token)."""
     if result.status != "interrupted" or not result.continuation or not result.interruptions:
         return []
-    known = {a.id: a.status for a in store.list_approvals(status=None)}
     fresh: list[PendingApproval] = []
     again: list[str] = []
     for it in result.interruptions:
-        if it.id in known:
+        known = store.get_approval(it.id)  # one lookup each, not the whole table
+        if known is not None:
             # Only a call still waiting takes the new token: a decided one never comes back.
-            if known[it.id] in ("pending", "claimed"):
+            if known.status in ("pending", "claimed"):
                 again.append(it.id)
             continue
         fresh.append(

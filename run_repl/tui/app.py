@@ -11,7 +11,6 @@ from __future__ import annotations
 
 import asyncio
 import gc
-import time
 from collections.abc import Iterable
 from functools import partial
 from pathlib import Path
@@ -22,7 +21,7 @@ from textual.app import App, ComposeResult, SystemCommand
 from textual.binding import Binding
 from textual.containers import Horizontal, Vertical
 from textual.screen import Screen
-from textual.widgets import Footer, Input, TabbedContent, TabPane
+from textual.widgets import Footer, TabbedContent, TabPane
 
 from ..sandbox.result import CallRecord, LogLine, RunResult
 from ..workspace import Workspace
@@ -657,7 +656,6 @@ class RunReplApp(App[int]):
 
 
 def run_app(ws: Workspace, *, file: str | None = None, source: str | None = None) -> int:
-    started = time.perf_counter()
     app = RunReplApp(ws, file=file, source=source)
     code = app.run()
     pending = ws.store.list_approvals()
@@ -666,8 +664,4 @@ def run_app(ws: Workspace, *, file: str | None = None, source: str | None = None
         for a in pending[:10]:
             print(f"  {a.id}  {a.path}  — {a.message}")
         print("Approve or deny later: run-repl approvals approve ID  (or deny ID)")
-    del started
     return code or 0
-
-
-__all__ = ["Input", "RunReplApp", "run_app"]

@@ -37,6 +37,10 @@ class ContinuationInvalid(ValueError):
     """Tampered, truncated, expired, or for another source, host, audience or context."""
 
 
+class SecretTooShort(ValueError):
+    """A continuation secret under MIN_SECRET_BYTES, from any source."""
+
+
 def _b64(data: bytes) -> str:
     return base64.urlsafe_b64encode(data).rstrip(b"=").decode("ascii")
 
@@ -67,11 +71,15 @@ def source_digest(source: str) -> str:
     return hashlib.sha256(source.encode("utf-8", "surrogatepass")).hexdigest()
 
 
+def token_digest(token: str) -> str:
+    return hashlib.sha256(token.encode("ascii", "replace")).hexdigest()
+
+
 def as_secret(value: bytes | str) -> bytes:
     raw = value.encode() if isinstance(value, str) else bytes(value)
-    if len(raw) < MIN_SECRET_BYTES:
-        raise ValueError(
-            f"a continuation secret must be at least {MIN_SECRET_BYTES} bytes (got {len(raw)}); "
+    if len(raw.strip()) < MIN_SECRET_BYTES:
+        raise SecretTooShort(
+            f"a continuation secret must be at least {MIN_SECRET_BYTES} bytes (got {len(raw.strip())}); "
             "generate one with `python -c 'import secrets; print(secrets.token_hex(32))'`."
         )
     return raw
@@ -81,9 +89,7 @@ def load_or_create_secret(data_dir: Path) -> bytes:
     """The secret in the data directory, made once (mode 0600) if it is not there."""
     path = data_dir / SECRET_FILE
     try:
-        raw = path.read_bytes().strip()
-        if len(raw) >= MIN_SECRET_BYTES:
-            return raw
+        return _checked_file_secret(path)
     except FileNotFoundError:
         pass
     data_dir.mkdir(parents=True, exist_ok=True)
@@ -99,7 +105,19 @@ def load_or_create_secret(data_dir: Path) -> bytes:
         pass
     finally:
         tmp.unlink(missing_ok=True)
-    return path.read_bytes().strip()
+    return _checked_file_secret(path)
+
+
+def _checked_file_secret(path: Path) -> bytes:
+    # A blank or short file must never become an empty HMAC key: refuse it, and say how to fix it.
+    raw = path.read_bytes().strip()
+    if len(raw) < MIN_SECRET_BYTES:
+        raise SecretTooShort(
+            f"the continuation secret in {path} is {len(raw)} bytes; at least {MIN_SECRET_BYTES} "
+            "are needed. Delete the file to have a new one made (approvals signed with the old one "
+            "can then not be resumed), or write 64 hex characters into it."
+        )
+    return raw
 
 
 @dataclass(frozen=True)
@@ -113,6 +131,8 @@ class ContinuationState:
     plan: ReplayPlan
     pending: list[str]
     issued_at: float
+    expires_at: float
+    digest: str  # of the whole token: what a consume-once store remembers
 
 
 class ContinuationSigner:
@@ -121,7 +141,7 @@ class ContinuationSigner:
         secret: bytes,
         verify_secrets: Iterable[bytes] = (),
         audience: str = "run-repl",
-        max_age_s: int = 86_400,
+        max_age_s: int = 3_600,
     ) -> None:
         self.secret = secret
         self.verify_secrets = [secret, *verify_secrets]
@@ -253,6 +273,8 @@ class ContinuationSigner:
                 ),
                 pending=[str(p) for p in body["pending"]],
                 issued_at=float(body["iat"]),
+                expires_at=float(body["exp"]),
+                digest=token_digest(token),
             )
         except (KeyError, TypeError, ValueError) as exc:
             raise ContinuationInvalid("the continuation's contents are incomplete") from exc

@@ -26,6 +26,7 @@ class ErrorCode(StrEnum):
     RUN_CONTINUATION_INVALID = "RUN_CONTINUATION_INVALID"
     RUN_REPLAY_MISMATCH = "RUN_REPLAY_MISMATCH"
     RUN_WORKER_CRASHED = "RUN_WORKER_CRASHED"
+    RUN_INTERNAL_ERROR = "RUN_INTERNAL_ERROR"
     RESULT_REF_NOT_FOUND = "RESULT_REF_NOT_FOUND"
 
 
@@ -143,6 +144,14 @@ def next_actions(code: ErrorCode, **details: Any) -> list[dict[str, Any]]:
                 {
                     "type": "run_again",
                     "why": "The sandbox process died; run again (a fresh one starts).",
+                }
+            ]
+        case ErrorCode.RUN_INTERNAL_ERROR:
+            return [
+                {
+                    "type": "run_again",
+                    "why": "run-repl failed to read this run's result (a bug: please report it with "
+                    "the snippet); the calls listed did happen, so check them before running again.",
                 }
             ]
         case ErrorCode.RESULT_REF_NOT_FOUND:

@@ -74,8 +74,11 @@ def map_error(
     code = str(err.get("code") or ErrorCode.RUN_EXCEPTION)
     if code not in ErrorCode.__members__:
         code = ErrorCode.RUN_EXCEPTION
-    name = err.get("name") or None
-    message = str(err.get("message") or "")
+    if err.get("origin") == "guest" and code not in GUEST_VISIBLE_CODES:
+        # Engine codes (timeouts, crashes, memory, busy...) come only from the parent.
+        code = ErrorCode.RUN_EXCEPTION
+    name = _text(err.get("name")) or None
+    message = _text(err.get("message")) or ""
     line = column = None
     stack_text: str | None = None
 
@@ -88,14 +91,15 @@ def map_error(
         detail = first.split(": ", 1)[1] if first.startswith("SyntaxError: ") else first
         message = f"SyntaxError: {detail}" + (f" (line {line}, column {column})" if line else "")
     else:
-        suspect = err.get("thrown_null") or (
-            name == "InternalError" and message in ("null", "out of memory")
-        )
-        if suspect and memory_bytes and near_memory_limit(stats or {}, memory_bytes):
+        if err.get("engine_oom") is True:
+            code = ErrorCode.RUN_MEMORY_EXCEEDED
+        elif (
+            err.get("thrown_null") and memory_bytes and near_memory_limit(stats or {}, memory_bytes)
+        ):
             # Out of memory can surface as a thrown null.
             code = ErrorCode.RUN_MEMORY_EXCEEDED
-        frames = user_frames(err.get("stack"), prepared)
-        site_frames = user_frames(err.get("site"), prepared)
+        frames = user_frames(_text(err.get("stack")), prepared)
+        site_frames = user_frames(_text(err.get("site")), prepared)
         if code == ErrorCode.RUN_EXCEPTION or code not in GUEST_VISIBLE_CODES:
             where = frames
         else:
@@ -114,13 +118,19 @@ def map_error(
         if code == ErrorCode.RUN_MEMORY_EXCEEDED and not message.startswith("The sandbox"):
             limit = f" of {memory_bytes // (1 << 20)} MiB" if memory_bytes else ""
             message = f"The sandbox ran out of memory (memory_bytes{limit})."
+    path = _text(err.get("path"))
+    suggestions = err.get("did_you_mean")
+    did_you_mean = (
+        [s for s in suggestions if isinstance(s, str)] if isinstance(suggestions, list) else None
+    )
+    timeout_ms = err.get("timeout_ms")
     details = {
         "line": line,
         "column": column,
-        "path": err.get("path"),
-        "did_you_mean": err.get("did_you_mean"),
-        "hint": err.get("hint"),
-        "timeout_ms": err.get("timeout_ms"),
+        "path": path,
+        "did_you_mean": did_you_mean,
+        "hint": _text(err.get("hint")),
+        "timeout_ms": timeout_ms if isinstance(timeout_ms, int) else None,
     }
     return RunErrorInfo(
         code=code,
@@ -129,7 +139,8 @@ def map_error(
         line=line,
         column=column,
         stack=stack_text,
-        path=err.get("path")
+        guest_code=_text(err.get("guest_code")) if code == ErrorCode.RUN_EXCEPTION else None,
+        path=path
         if code
         in (
             ErrorCode.RUN_UNKNOWN_MEMBER,
@@ -141,9 +152,14 @@ def map_error(
             ErrorCode.RUN_REPLAY_MISMATCH,
         )
         else None,
-        did_you_mean=err.get("did_you_mean") if code == ErrorCode.RUN_UNKNOWN_MEMBER else None,
+        did_you_mean=did_you_mean if code == ErrorCode.RUN_UNKNOWN_MEMBER else None,
         next_actions=[NextAction(**a) for a in next_actions(ErrorCode(code), **details)],
     )
+
+
+def _text(value: Any) -> str | None:
+    """A field the guest filled in: text, or nothing (never a number or an object)."""
+    return value if isinstance(value, str) else None
 
 
 def plain_error(code: ErrorCode, message: str, **details: Any) -> RunErrorInfo:

@@ -52,7 +52,10 @@ class CallRecord(_Envelope):
     error_code: ErrorCode | str | None = None
     error_message: str | None = None
     replayed: bool = False
-    decision: Literal["approved", "denied", "allowed", "refused", "pending"] | None = None
+    decision: Literal["approved", "denied", "refused", "pending"] | None = None
+    # The interruption this call is (or was) waiting on: set in the run that paused,
+    # and in the resumed run that answers it.
+    interruption_id: str | None = None
     started_at_ms: float = 0.0
     wait_ms: float | None = None
     # Full texts for a person looking at one call; left out of the envelope.
@@ -75,6 +78,8 @@ class RunErrorInfo(_Envelope):
     line: int | None = None
     column: int | None = None
     stack: str | None = None
+    # RUN_EXCEPTION: the `code` the snippet's own error carried, if any (never an engine code).
+    guest_code: str | None = None
     path: str | None = None
     did_you_mean: list[str] | None = None
     next_actions: list[NextAction] = Field(default_factory=list)
@@ -101,6 +106,9 @@ class Interruption(_Envelope):
 class RunStats(_Envelope):
     host_calls: int = 0
     host_calls_replayed: int = 0
+    host_calls_executed: int = (
+        0  # host functions this run invoked live (0: nothing of the host ran)
+    )
     heap_bytes: int | None = None  # the sandbox's heap at the end (what memory_bytes limits)
     memory_peak_bytes: int | None = None  # the worker process's peak resident size
     memory_limit_bytes: int | None = None

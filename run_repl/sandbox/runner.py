@@ -9,17 +9,24 @@ from __future__ import annotations
 import asyncio
 import concurrent.futures
 import functools
+import inspect
 import json
 import os
 import secrets
 import threading
 import time
-from collections.abc import Callable, Iterable, Mapping
-from typing import Any
+from collections.abc import Awaitable, Callable, Iterable, Mapping
+from typing import Any, Protocol, runtime_checkable
 
 from . import codec
 from .approval import check_policy
-from .continuation import ContinuationInvalid, ContinuationSigner, as_secret, load_or_create_secret
+from .continuation import (
+    ContinuationInvalid,
+    ContinuationSigner,
+    ContinuationState,
+    as_secret,
+    load_or_create_secret,
+)
 from .errors import ErrorCode
 from .frames import PRELUDE_LINE_BASE
 from .guest_errors import map_error, plain_error, rewrite_positions
@@ -42,6 +49,17 @@ from .value_window import Window, chunk_texts, window_of_chunks, window_of_value
 from .worker_pool import WorkerPool, default_pool
 
 INLINE_LOGS = 50
+MAX_VALUE_DEPTH = 256
+
+
+@runtime_checkable
+class ContinuationStore(Protocol):
+    """Remembers which continuations have been used (consume-once mode)."""
+
+    def consume_continuation(self, digest: str, expires_at: float) -> bool:
+        """True the first time `digest` is presented; False ever after (until
+        `expires_at`, when the token itself stops being valid)."""
+        ...
 
 
 def _kind_of_path(path: str) -> ValueKind:
@@ -116,10 +134,11 @@ class Runner:
         secret: bytes | str | None = None,
         verify_secrets: Iterable[bytes | str] = (),
         audience: str = "run-repl",
-        max_age_s: int = 86_400,
+        max_age_s: int = 3_600,
         approvals: Mapping[str, str] | None = None,
         store: Any = None,
         pool: WorkerPool | None = None,
+        continuation_store: ContinuationStore | None = None,
     ) -> None:
         if limits is not None and not isinstance(limits, Limits):
             raise TypeError("limits must be a run_repl.Limits")
@@ -143,6 +162,9 @@ class Runner:
         self._writes: list[concurrent.futures.Future[None]] = []
         self._write_pool: concurrent.futures.ThreadPoolExecutor | None = None
         self.pool = pool or default_pool()
+        if continuation_store is not None and not isinstance(continuation_store, ContinuationStore):
+            raise TypeError("continuation_store must have consume_continuation(digest, expires_at)")
+        self.continuation_store = continuation_store
         self._in_flight = 0
         self._lock = threading.Lock()
 
@@ -159,8 +181,13 @@ class Runner:
         on_call: CallCallback | None = None,
         cancel: asyncio.Event | None = None,
         context: Mapping[str, Any] | None = None,
+        resume_guard: Callable[[], Any] | None = None,
     ) -> RunResult:
-        """Run `source` (JavaScript or TypeScript, the body of an async function)."""
+        """Run `source` (JavaScript or TypeScript, the body of an async function).
+
+        `resume_guard` (with a continuation): called once, just before the resumed
+        run's first live host call (sync ones on a thread). If it raises, nothing
+        live runs and the run ends RUN_CONTINUATION_INVALID with its message."""
         limits = limits or self.limits
         if not isinstance(limits, Limits):
             raise TypeError("limits must be a run_repl.Limits")
@@ -190,6 +217,7 @@ class Runner:
                 on_call,
                 cancel,
                 context,
+                resume_guard,
                 started,
             )
         finally:
@@ -207,6 +235,7 @@ class Runner:
         on_call: CallCallback | None,
         cancel: asyncio.Event | None,
         context: Mapping[str, Any] | None,
+        resume_guard: Callable[[], Any] | None,
         started: float,
     ) -> RunResult:
         run_id = "run_" + secrets.token_hex(8)
@@ -223,6 +252,7 @@ class Runner:
             )
             return self._failed(run_id, error, started)
         replay = None
+        guard = None
         logical_run_id = run_id
         seed = [int.from_bytes(os.urandom(4), "little") for _ in range(4)]
         clock_ms = int(time.time() * 1000)
@@ -234,6 +264,7 @@ class Runner:
                 return self._failed(run_id, error, started)
             replay = state.plan
             logical_run_id, seed, clock_ms = state.logical_run_id, state.seed, state.clock_ms
+            guard = self._guard(state, resume_guard)
         elif resolutions:
             raise ValueError("resolutions are given with the continuation they answer")
         session = RunSession(
@@ -250,10 +281,14 @@ class Runner:
             replay=replay,
             policy=self._policy(manifest),
             rewrite_log=functools.partial(rewrite_positions, prepared=prepared),
+            resume_guard=guard,
         )
         outcome = await session.execute()
-        result, stored = self._result(outcome, prepared, limits, manifest, run_id)
-        if outcome.kind == "interrupted":
+        try:
+            result, stored = self._result(outcome, prepared, limits, manifest, run_id)
+        except Exception as exc:  # whatever the guest sent, run() answers with an envelope
+            result, stored = self._unreadable(outcome, run_id, exc), []
+        if result.status == "interrupted":
             result.continuation = self._signer().sign(
                 source=source,
                 manifest_digest=manifest.digest,
@@ -279,6 +314,63 @@ class Runner:
         if stored:
             await self._store(stored)
         return self._finish(result, started)
+
+    def _guard(
+        self, state: ContinuationState, resume_guard: Callable[[], Any] | None
+    ) -> Callable[[], Awaitable[None]] | None:
+        """What must pass before a resumed run does anything live: the caller's
+        guard, then (consume-once mode) the store's first-use check."""
+        store = self.continuation_store
+        if resume_guard is None and store is None:
+            return None
+
+        async def guard() -> None:
+            if resume_guard is not None:
+                if inspect.iscoroutinefunction(resume_guard):
+                    await resume_guard()
+                else:
+                    outcome = await asyncio.to_thread(resume_guard)
+                    if inspect.isawaitable(outcome):
+                        await outcome
+            if store is not None:
+                first = await asyncio.to_thread(
+                    store.consume_continuation, state.digest, state.expires_at
+                )
+                if not first:
+                    raise ContinuationInvalid(
+                        "this continuation was already used (each one resumes a run once)"
+                    )
+
+        return guard
+
+    def _unreadable(self, outcome: SessionOutcome, run_id: str, exc: Exception) -> RunResult:
+        """The run ended, but its report could not be read (a value nested too
+        deep, fields of the wrong type...): say so, and keep the audit trail."""
+        if isinstance(exc, RecursionError):
+            error = plain_error(
+                ErrorCode.RUN_VALUE_NOT_SERIALIZABLE,
+                "The run's value is nested too deeply to read: flatten it (at most "
+                f"{MAX_VALUE_DEPTH} levels).",
+            )
+        else:
+            error = plain_error(
+                ErrorCode.RUN_INTERNAL_ERROR,
+                f"run-repl could not read the run's result ({type(exc).__name__}: "
+                f"{str(exc)[:300]}). The calls listed did happen.",
+            )
+        return RunResult(
+            status="error",
+            error=error,
+            run_id=run_id,
+            calls=outcome.calls,
+            logs=outcome.logs[:INLINE_LOGS],
+            duration_ms=round(outcome.duration_ms, 3),
+            stats=RunStats(
+                host_calls=len(outcome.calls),
+                host_calls_replayed=sum(1 for c in outcome.calls if c.replayed),
+                host_calls_executed=outcome.executed,
+            ),
+        )
 
     def _signer(self) -> ContinuationSigner:
         if self._signer_cache is None:
@@ -397,6 +489,7 @@ class Runner:
         stats = RunStats(
             host_calls=len(outcome.calls),
             host_calls_replayed=sum(1 for c in outcome.calls if c.replayed),
+            host_calls_executed=outcome.executed,
             heap_bytes=worker_stats.get("heap_bytes"),
             memory_peak_bytes=worker_stats.get("memory_peak_bytes"),
             memory_limit_bytes=limits.memory_bytes,
@@ -528,11 +621,16 @@ def create_runner(
     secret: bytes | str | None = None,
     verify_secrets: Iterable[bytes | str] = (),
     audience: str = "run-repl",
-    max_age_s: int = 86_400,
+    max_age_s: int = 3_600,
     approvals: Mapping[str, str] | None = None,
     store: Any = None,
+    continuation_store: ContinuationStore | None = None,
 ) -> Runner:
-    """A runner sharing these limits, secret, approval policy and store across runs."""
+    """A runner sharing these limits, secret, approval policy and store across runs.
+
+    With `continuation_store`, each continuation drives live host calls at most
+    once (consume-once); without it, a continuation is a signed bearer token
+    that resumes its run as often as it is presented, until it expires."""
     return Runner(
         limits=limits,
         max_runs_in_flight=max_runs_in_flight,
@@ -542,6 +640,7 @@ def create_runner(
         max_age_s=max_age_s,
         approvals=approvals,
         store=store,
+        continuation_store=continuation_store,
     )
 
 
@@ -566,6 +665,7 @@ async def run(
     on_call: CallCallback | None = None,
     cancel: asyncio.Event | None = None,
     context: Mapping[str, Any] | None = None,
+    resume_guard: Callable[[], Any] | None = None,
 ) -> RunResult:
     """Run a snippet once, in a fresh sandbox, with these host functions."""
     return await _runner().run(
@@ -578,6 +678,7 @@ async def run(
         on_call=on_call,
         cancel=cancel,
         context=context,
+        resume_guard=resume_guard,
     )
 
 

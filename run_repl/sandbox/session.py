@@ -31,6 +31,13 @@ from .worker_pool import WorkerPool, WorkerProcess
 
 LogCallback = Callable[[LogLine], Any]
 CallCallback = Callable[[CallRecord], Any]
+# Awaited once per resumed run, before its first live host call; raising stops the run.
+ResumeGuard = Callable[[], Awaitable[None]]
+
+
+class _GuardRefused(Exception):
+    """The resume guard said no: the call must not run (the run has already ended)."""
+
 
 _EXECUTOR: concurrent.futures.ThreadPoolExecutor | None = None
 PREVIEW_TEXT_LIMIT = 64 * 1024
@@ -127,6 +134,7 @@ class SessionOutcome:
     duration_ms: float = 0.0
     worker_start_ms: float | None = None
     elapsed_ms: float = 0.0
+    executed: int = 0
 
 
 def args_digest(wire: str) -> str:
@@ -152,6 +160,7 @@ class RunSession:
         replay: ReplayPlan | None = None,
         policy: Callable[[str], str] | None = None,
         rewrite_log: Callable[[str], str] | None = None,
+        resume_guard: ResumeGuard | None = None,
     ) -> None:
         self.code = code
         self.manifest = manifest
@@ -166,6 +175,9 @@ class RunSession:
         self.replay = replay
         self.policy = policy
         self.rewrite_log = rewrite_log
+        self.resume_guard = resume_guard if replay is not None else None
+        self.guard_task: asyncio.Task[None] | None = None
+        self.executed = 0  # host functions invoked live
         self.logs: list[LogLine] = []
         self.calls: dict[int, CallRecord] = {}
         self.ledger: dict[int, LedgerEntry] = {}
@@ -269,6 +281,7 @@ class RunSession:
         outcome.duration_ms = self.elapsed_ms()
         outcome.worker_start_ms = self.worker_start_ms
         outcome.elapsed_ms = self.guest_clock()
+        outcome.executed = self.executed
         return outcome
 
     async def _wait_for_calls(self) -> None:
@@ -594,6 +607,7 @@ class RunSession:
                     old.interruption_id, old.payload, self.replay.resolutions[old.interruption_id]
                 )
                 record.decision = "pending"
+                record.interruption_id = old.interruption_id
                 if self.replay.issued_at is not None:
                     record.wait_ms = round(max(0.0, time.time() - self.replay.issued_at) * 1000, 1)
             elif old.interruption_id:
@@ -604,6 +618,7 @@ class RunSession:
                 entry.interruption_id = old.interruption_id
                 entry.payload = old.payload
                 record.decision = "pending"
+                record.interruption_id = old.interruption_id
                 record.ok = None
                 self._tell_interrupted(seq)
                 return
@@ -681,6 +696,9 @@ class RunSession:
         try:
             if self.policy is not None:
                 await self._apply_policy(fn, hctx, record)
+            if self.resume_guard is not None:
+                await self._pass_guard(record, started)
+            self.executed += 1
             if fn.is_async:
                 result = await fn.fn(*hctx.args)
             else:
@@ -691,6 +709,8 @@ class RunSession:
                     result = await result
         except Interrupt as it:
             self._on_interrupt(hctx, record, entry, it.payload)
+            return
+        except _GuardRefused:
             return
         except asyncio.CancelledError:
             if record.ok is None:
@@ -767,6 +787,36 @@ class RunSession:
         )
         self._settle(seq, True, wire[0], wire[1:], None, entry)
 
+    async def _pass_guard(self, record: CallRecord, started: float) -> None:
+        """The resume guard runs once, before the first live call; the others wait on it."""
+        assert self.resume_guard is not None
+        if self.guard_task is None:
+            self.guard_task = self.loop.create_task(self.resume_guard())
+        try:
+            await asyncio.shield(self.guard_task)
+            return
+        except Exception as guard_exc:
+            exc = guard_exc
+        if record.ok is not None:
+            raise _GuardRefused from exc  # another call already reported the refusal
+        message = str(exc) or type(exc).__name__
+        self._finish_record(
+            record,
+            ok=False,
+            error_code=ErrorCode.RUN_CONTINUATION_INVALID,
+            message=f"not run: {message}",
+            started=started,
+        )
+        if self.final is not None and not self.final.done():
+            self.ended_by_us = True
+            self._end_worker()
+            self._stop_tasks(ErrorCode.RUN_CONTINUATION_INVALID)
+            self._fail(
+                ErrorCode.RUN_CONTINUATION_INVALID,
+                f"Cannot resume: {message}. Nothing was run.",
+            )
+        raise _GuardRefused from exc
+
     async def _apply_policy(self, fn: Any, hctx: HostFunctionContext, record: CallRecord) -> None:
         """Approval policy: 'allow' runs, 'deny' refuses, 'ask' interrupts for a person."""
         assert self.policy is not None
@@ -820,6 +870,7 @@ class RunSession:
         entry.interruption_id = interruption_id
         entry.payload = payload
         record.decision = "pending"
+        record.interruption_id = interruption_id
         self.interrupts.append(
             PendingInterrupt(interruption_id, hctx.request_index, hctx.path, hctx.args, payload)
         )

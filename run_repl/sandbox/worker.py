@@ -257,6 +257,10 @@ class Worker:
 
     def _final(self, kind: str, payload_text: str, value_text: str) -> None:
         payload = json.loads(payload_text)
+        error = payload.get("error")
+        if isinstance(error, dict):
+            # What the guest threw: the parent trusts no engine code from here.
+            error["origin"] = "guest"
         payload["stats"] = self._stats()
         f = self.f
         if kind == "done":

@@ -35,6 +35,10 @@ const RealWeakSet = WeakSet;
 const RealPromise = Promise;
 const RealError = Error;
 const RealTypeError = TypeError;
+// The engine's own InternalError (out of memory, too long a string): the snippet
+// never gets its constructor, so one it throws on its own is told from the engine's.
+const InternalErrorProto = G.InternalError.prototype;
+const objectToString = Object.prototype.toString;
 const RealProxy = Proxy;
 const RealString = String;
 const RealNumber = Number;
@@ -131,10 +135,12 @@ function post(kind, a, b, c, d) {
 function makeError(code, message, extra) {
   const err = new RealError(message);
   defineProperty(err, "name", { value: errorName(code), writable: true, configurable: true });
-  defineProperty(err, "code", { value: code, writable: true, configurable: true, enumerable: true });
+  // The code and the facts beside it are the engine's: a snippet that catches the
+  // error cannot rewrite them (and so cannot make a run end with a code of its choosing).
+  defineProperty(err, "code", { value: code, writable: false, configurable: false, enumerable: true });
   if (extra) {
     for (const k of objectKeys(extra)) {
-      defineProperty(err, k, { value: extra[k], writable: true, configurable: true, enumerable: true });
+      defineProperty(err, k, { value: extra[k], writable: false, configurable: false, enumerable: true });
     }
   }
   call(weakSetAdd, ownErrors, err);
@@ -170,36 +176,68 @@ function safeString(v) {
   }
 }
 
+// Error text crosses to the parent cut to these many characters: a snippet can
+// throw a 20 MB message, but the envelope, the store and the screen get a few KB.
+const MAX_ERROR_TEXT = 8192;
+const MAX_ERROR_FIELD = 1024;
+const MAX_STACK_TEXT = 16384;
+
+function cut(text, max) {
+  return text.length > max ? call(stringSlice, text, 0, max) + "… [" + (text.length - max) + " more characters cut]" : text;
+}
+
+function cutField(v) {
+  return typeof v === "string" ? cut(v, MAX_ERROR_FIELD) : undefined;
+}
+
 // A description of anything thrown, for the parent; never throws itself.
 function describeThrown(err) {
   try {
     if (err !== null && (typeof err === "object" || typeof err === "function")) {
       const own = call(weakSetHas, ownErrors, err);
-      const name = safeString(safeGet(err, "name") ?? "Error");
-      const message = safeString(safeGet(err, "message") ?? "");
+      const name = cut(safeString(safeGet(err, "name") ?? "Error"), MAX_ERROR_FIELD);
+      const message = cut(safeString(safeGet(err, "message") ?? ""), MAX_ERROR_TEXT);
       const stack = safeGet(err, "stack");
       const out = {
         code: own ? safeString(err.code) : "RUN_EXCEPTION",
         name, message,
-        stack: typeof stack === "string" ? stack : null,
+        stack: typeof stack === "string" ? cut(stack, MAX_STACK_TEXT) : null,
         is_error: true,
       };
       if (own) {
-        for (const k of ["path", "did_you_mean", "hint", "host_code", "interruption_id", "seq"]) {
-          const v = safeGet(err, k);
+        for (const k of ["path", "hint", "host_code", "interruption_id"]) {
+          const v = cutField(safeGet(err, k));
           if (v !== undefined) out[k] = v;
         }
+        const seq = safeGet(err, "seq");
+        if (typeof seq === "number") out.seq = seq;
+        const dym = safeGet(err, "did_you_mean");
+        if (isArray(dym)) {
+          out.did_you_mean = [];
+          for (let i = 0; i < dym.length && i < 10; i++) {
+            const v = cutField(dym[i]);
+            if (v !== undefined) call(arrayPush, out.did_you_mean, v);
+          }
+        }
         const site = safeGet(err, "site");
-        if (typeof site === "string") out.site = site;
-      } else if (name === "InternalError" && message === "out of memory") {
-        out.code = "RUN_MEMORY_EXCEEDED";
+        if (typeof site === "string") out.site = cut(site, MAX_STACK_TEXT);
+      } else {
+        if (message === "out of memory" && getPrototypeOf(err) === InternalErrorProto &&
+            call(objectToString, err) === "[object Error]") {
+          out.engine_oom = true;  // the engine's own error: no snippet can make one
+        }
+        // The snippet's own `code` is its business: reported beside RUN_EXCEPTION, never as ours.
+        const guestCode = safeGet(err, "code");
+        if (typeof guestCode === "string" || typeof guestCode === "number") {
+          out.guest_code = cut(safeString(guestCode), MAX_ERROR_FIELD);
+        }
       }
       return out;
     }
     return {
       code: "RUN_EXCEPTION",
       name: err === null ? "null" : typeof err,
-      message: safeString(err),
+      message: cut(safeString(err), MAX_ERROR_TEXT),
       stack: null,
       is_error: false,
       thrown_null: err === null,
@@ -792,9 +830,9 @@ function settle(id, ok, mode, text, elapsed) {
   const code = value.code || "RUN_HOST_FUNCTION_ERROR";
   const err = makeError(code, value.message, { path: c.path, site: c.site });
   if (value.name) defineProperty(err, "name", { value: value.name, writable: true, configurable: true });
-  if (value.host_code !== undefined) defineProperty(err, "hostCode", { value: value.host_code, writable: true, configurable: true, enumerable: true });
-  if (value.details !== undefined) defineProperty(err, "details", { value: value.details, writable: true, configurable: true, enumerable: true });
-  if (value.interruption_id !== undefined) defineProperty(err, "interruption_id", { value: value.interruption_id, writable: true, configurable: true });
+  if (value.host_code !== undefined) defineProperty(err, "hostCode", { value: value.host_code, writable: false, configurable: false, enumerable: true });
+  if (value.details !== undefined) defineProperty(err, "details", { value: value.details, writable: false, configurable: false, enumerable: true });
+  if (value.interruption_id !== undefined) defineProperty(err, "interruption_id", { value: value.interruption_id, writable: false, configurable: false });
   c.failure = err;
   c.reject(err);
 }
@@ -1127,6 +1165,8 @@ function poisonConstructors() {
   poison(AsyncFunctionProto);
   poison(GeneratorFunctionProto);
   poison(AsyncGeneratorFunctionProto);
+  const noInternalErrors = function () { throw new RealTypeError("InternalError cannot be constructed in this sandbox"); };
+  defineProperty(InternalErrorProto, "constructor", { value: noInternalErrors, writable: false, enumerable: false, configurable: false });
 }
 
 const REMOVED_GLOBALS = [

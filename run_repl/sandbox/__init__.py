@@ -5,11 +5,10 @@ A library on its own: it imports no UI toolkit and no store.
 
 from .approval import requires_approval
 from .context import HostFunctionContext, Resume, get_host_function_context
-from .errors import ErrorCode
+from .errors import ApprovalDenied, ErrorCode, HostError, RunReplError
 from .limits import Limits
 from .result import CallRecord, Interruption, LogLine, RunErrorInfo, RunResult, ValueWindow
 from .runner import Runner, create_runner, run, run_sync
-from .session import ApprovalDenied, HostError
 from .values import (
     NO_CAUSE,
     UNDEFINED,
@@ -46,6 +45,7 @@ __all__ = [
     "LogLine",
     "Resume",
     "RunErrorInfo",
+    "RunReplError",
     "RunResult",
     "Runner",
     "ValueWindow",

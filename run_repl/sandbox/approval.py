@@ -9,13 +9,15 @@ function, anything else makes the guest's await throw RUN_APPROVAL_DENIED.
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass
-from typing import Any, TypeVar, overload
+from fnmatch import fnmatchcase
+from typing import Any, Literal, TypeVar, overload
 
 F = TypeVar("F", bound=Callable[..., Any])
 
-MODES = ("ask", "deny", "allow")
+Mode = Literal["ask", "deny", "allow"]
+MODES: tuple[Mode, ...] = ("ask", "deny", "allow")
 
 
 @dataclass(frozen=True)
@@ -49,8 +51,38 @@ def requires_approval(fn: Any = None, *, message: Any = None) -> Any:
     return mark
 
 
-def check_policy(approvals: dict[str, str]) -> dict[str, str]:
+def check_policy(approvals: Mapping[str, str]) -> dict[str, Mode]:
+    """A policy map, checked: every mode is 'ask', 'deny' or 'allow'."""
     for pattern, mode in approvals.items():
-        if mode not in MODES:
+        if not isinstance(pattern, str) or mode not in MODES:
             raise ValueError(f"approvals[{pattern!r}] is {mode!r}: use 'ask', 'deny' or 'allow'.")
-    return approvals
+    return dict(approvals)  # type: ignore[arg-type]
+
+
+@dataclass(frozen=True)
+class ApprovalPolicy:
+    """Which mode applies to a path: an exact entry of the map first, then the
+    first glob that matches, else 'ask' for a @requires_approval function and
+    'allow' for the rest."""
+
+    rules: tuple[tuple[str, Mode], ...]
+    decorated: frozenset[str]
+
+    @classmethod
+    def build(
+        cls, approvals: Mapping[str, Mode], decorated: Iterable[str]
+    ) -> ApprovalPolicy | None:
+        """The policy for a run, or None when nothing needs one."""
+        marked = frozenset(decorated)
+        if not approvals and not marked:
+            return None
+        return cls(tuple(approvals.items()), marked)
+
+    def mode(self, path: str) -> Mode:
+        for pattern, mode in self.rules:
+            if pattern == path:
+                return mode
+        for pattern, mode in self.rules:
+            if fnmatchcase(path, pattern):
+                return mode
+        return "ask" if path in self.decorated else "allow"

@@ -25,6 +25,7 @@ from collections.abc import Mapping
 from decimal import Decimal
 from typing import Any
 
+from .errors import CodecError
 from .values import (
     NO_CAUSE,
     UNDEFINED,
@@ -49,15 +50,6 @@ _MIN_DATE_MS = (dt.datetime(1, 1, 1, tzinfo=dt.UTC) - _EPOCH) // dt.timedelta(mi
 _MAX_DATE_MS = (
     dt.datetime(9999, 12, 31, 23, 59, 59, 999000, tzinfo=dt.UTC) - _EPOCH
 ) // dt.timedelta(milliseconds=1)
-
-
-class CodecError(ValueError):
-    """A value that cannot cross the boundary; `path` names the offending part."""
-
-    def __init__(self, what: str, path: str) -> None:
-        super().__init__(f"{what} at {path} cannot cross the sandbox boundary")
-        self.what = what
-        self.path = path
 
 
 # ------------------------------------------------------------------ decoding

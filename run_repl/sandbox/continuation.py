@@ -25,20 +25,14 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from .session import LedgerEntry, PendingInterrupt, ReplayPlan
+from . import codec
+from .errors import ContinuationInvalid, SecretTooShort
+from .replay import LedgerEntry, PendingInterrupt
 
 PREFIX = "rrc1"
 MIN_SECRET_BYTES = 32
 MAX_TOKEN_BYTES = 64 << 20
 SECRET_FILE = "continuation-secret.key"
-
-
-class ContinuationInvalid(ValueError):
-    """Tampered, truncated, expired, or for another source, host, audience or context."""
-
-
-class SecretTooShort(ValueError):
-    """A continuation secret under MIN_SECRET_BYTES, from any source."""
 
 
 def _b64(data: bytes) -> str:
@@ -128,7 +122,8 @@ class ContinuationState:
     seed: list[int]
     clock_ms: int
     elapsed_ms: float
-    plan: ReplayPlan
+    entries: list[LedgerEntry]  # with their interrupt payloads decoded
+    settle_order: list[int]
     pending: list[str]
     issued_at: float
     expires_at: float
@@ -161,7 +156,6 @@ class ContinuationSigner:
         ledger: list[LedgerEntry],
         settle_order: list[int],
         interrupts: list[PendingInterrupt],
-        payload_wire: dict[str, str],
     ) -> str:
         now = time.time()
         body = {
@@ -181,12 +175,12 @@ class ContinuationSigner:
                 {
                     "seq": e.seq,
                     "path": e.path,
-                    "args": e.digest(),
+                    "args": e.args_digest,
                     "ok": e.ok,
                     "wire": e.wire,
                     "t": round(e.elapsed_ms, 3),
                     "int": e.interruption_id,
-                    "payload": payload_wire.get(e.interruption_id) if e.interruption_id else None,
+                    "payload": _payload_wire(e),
                     "decision": e.decision,
                 }
                 for e in ledger
@@ -205,8 +199,8 @@ class ContinuationSigner:
         source: str,
         manifest_digest: str,
         context: Mapping[str, Any] | None,
-    ) -> tuple[ContinuationState, dict[str, str]]:
-        """The token's state and interrupt payload wires; raises ContinuationInvalid."""
+    ) -> ContinuationState:
+        """What the token says; raises ContinuationInvalid."""
         if not isinstance(token, str) or len(token) > MAX_TOKEN_BYTES:
             raise ContinuationInvalid("the continuation is not a token string")
         parts = token.split(".")
@@ -255,22 +249,18 @@ class ContinuationSigner:
                     wire=c["wire"],
                     elapsed_ms=float(c["t"]),
                     interruption_id=c["int"],
+                    payload=codec.decode(c["payload"]) if c.get("payload") else None,
                     decision=c.get("decision"),
                 )
                 for c in body["calls"]
             ]
-            payloads = {c["int"]: c["payload"] for c in body["calls"] if c["int"]}
-            state = ContinuationState(
+            return ContinuationState(
                 logical_run_id=str(body["run"]),
                 seed=[int(x) for x in body["seed"]],
                 clock_ms=int(body["clock"]),
                 elapsed_ms=float(body["elapsed"]),
-                plan=ReplayPlan(
-                    entries=entries,
-                    settle_order=[int(s) for s in body["order"]],
-                    resolutions={},
-                    elapsed_ms=float(body["elapsed"]),
-                ),
+                entries=entries,
+                settle_order=[int(s) for s in body["order"]],
                 pending=[str(p) for p in body["pending"]],
                 issued_at=float(body["iat"]),
                 expires_at=float(body["exp"]),
@@ -278,4 +268,10 @@ class ContinuationSigner:
             )
         except (KeyError, TypeError, ValueError) as exc:
             raise ContinuationInvalid("the continuation's contents are incomplete") from exc
-        return state, payloads
+
+
+def _payload_wire(entry: LedgerEntry) -> str | None:
+    """An interrupt's payload travels encoded, so it comes back the same type."""
+    if entry.interruption_id is None or entry.payload is None:
+        return None
+    return codec.encode(entry.payload)

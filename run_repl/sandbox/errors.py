@@ -1,5 +1,11 @@
 """Every way a run can fail: a stable code for programs, a message for people,
-and the one next step that helps (seed 000's table is the model)."""
+and the one next step that helps.
+
+`ErrorCode` names every failure; `next_actions(code, ...)` gives the step for
+it. Exceptions the engine raises (or a host function raises on purpose) share
+one base, `RunReplError`, whose `code` is one of these, so a caller can write
+`except RunReplError as e: e.code`.
+"""
 
 from __future__ import annotations
 
@@ -27,6 +33,8 @@ class ErrorCode(StrEnum):
     RUN_REPLAY_MISMATCH = "RUN_REPLAY_MISMATCH"
     RUN_WORKER_CRASHED = "RUN_WORKER_CRASHED"
     RUN_INTERNAL_ERROR = "RUN_INTERNAL_ERROR"
+    RUN_HOST_FUNCTIONS_INVALID = "RUN_HOST_FUNCTIONS_INVALID"
+    RUN_SECRET_TOO_SHORT = "RUN_SECRET_TOO_SHORT"
     RESULT_REF_NOT_FOUND = "RESULT_REF_NOT_FOUND"
 
 
@@ -47,7 +55,81 @@ GUEST_VISIBLE_CODES = frozenset(
 )
 
 
-def next_actions(code: ErrorCode, **details: Any) -> list[dict[str, Any]]:
+# ------------------------------------------------------------------ next actions
+
+_EDIT = "edit_request"
+_RUN_AGAIN = "run_again"
+
+# The one step for each code; codes with facts to fill in are handled below.
+_STEPS: dict[ErrorCode, tuple[str, str]] = {
+    ErrorCode.RUN_SYNTAX_ERROR: (_EDIT, "Fix the syntax at this line and column, then run again."),
+    ErrorCode.RUN_EXCEPTION: (
+        _EDIT,
+        "The snippet threw: handle the error or fix its cause, then run again.",
+    ),
+    ErrorCode.RUN_ABORTED: (_RUN_AGAIN, "The run was cancelled; run it again when ready."),
+    ErrorCode.RUN_MEMORY_EXCEEDED: (
+        _EDIT,
+        "The sandbox ran out of memory: hold less at once (page through results), "
+        "or raise memory_bytes.",
+    ),
+    ErrorCode.RUN_SOURCE_TOO_LARGE: (_EDIT, "Shorten the snippet, or raise max_source_bytes."),
+    ErrorCode.RUN_VALUE_TOO_LARGE: (
+        _EDIT,
+        "Select less in the snippet (fewer rows or fields), or raise max_value_bytes.",
+    ),
+    ErrorCode.RUN_HOST_FUNCTION_ERROR: (
+        _EDIT,
+        "A host function failed: check its arguments, or catch the error in the snippet.",
+    ),
+    ErrorCode.RUN_DETACHED_CALL: (
+        _EDIT,
+        "Await every host call (or Promise.all them) before the snippet returns.",
+    ),
+    ErrorCode.RUN_BRIDGE_LIMIT: (
+        _EDIT,
+        "Make fewer host calls per run (batch them), or raise max_host_calls / "
+        "max_host_calls_in_flight.",
+    ),
+    ErrorCode.RUN_APPROVAL_DENIED: (
+        _EDIT,
+        "The call was denied: catch the denial or take another path.",
+    ),
+    ErrorCode.RUN_CONTINUATION_INVALID: (
+        _RUN_AGAIN,
+        "This continuation cannot be used (tampered, expired, already used or for another "
+        "run): run the snippet again from the start.",
+    ),
+    ErrorCode.RUN_REPLAY_MISMATCH: (
+        _RUN_AGAIN,
+        "The snippet made different calls on replay than before; run it again from the "
+        "start (finished calls will run again).",
+    ),
+    ErrorCode.RUN_WORKER_CRASHED: (
+        _RUN_AGAIN,
+        "The sandbox process died; run again (a fresh one starts).",
+    ),
+    ErrorCode.RUN_INTERNAL_ERROR: (
+        _RUN_AGAIN,
+        "run-repl failed to read this run's result (a bug: please report it with the "
+        "snippet); the calls listed did happen, so check them before running again.",
+    ),
+    ErrorCode.RUN_HOST_FUNCTIONS_INVALID: (
+        _EDIT,
+        "Fix the host functions passed to run (the message names the entry).",
+    ),
+    ErrorCode.RUN_SECRET_TOO_SHORT: (
+        _EDIT,
+        "Give a continuation secret of at least 32 bytes (e.g. 64 hex characters).",
+    ),
+    ErrorCode.RESULT_REF_NOT_FOUND: (
+        _RUN_AGAIN,
+        "That result is no longer stored (unknown, evicted or expired): run the snippet again.",
+    ),
+}
+
+
+def next_actions(code: ErrorCode | str, **details: Any) -> list[dict[str, Any]]:
     """The next step for `code`, filled with what is known (line, path, ...)."""
     line, column = details.get("line"), details.get("column")
     where: dict[str, Any] = {}
@@ -55,15 +137,12 @@ def next_actions(code: ErrorCode, **details: Any) -> list[dict[str, Any]]:
         where["line"] = line
         if column is not None:
             where["column"] = column
+    path = {"path": details["path"]} if details.get("path") else {}
 
     def edit(why: str, **extra: Any) -> list[dict[str, Any]]:
-        return [{"type": "edit_request", **where, **extra, "why": why}]
+        return [{"type": _EDIT, **where, **extra, "why": why}]
 
     match code:
-        case ErrorCode.RUN_SYNTAX_ERROR:
-            return edit("Fix the syntax at this line and column, then run again.")
-        case ErrorCode.RUN_EXCEPTION:
-            return edit("The snippet threw: handle the error or fix its cause, then run again.")
         case ErrorCode.RUN_TIMEOUT:
             ms = details.get("timeout_ms")
             limit = f" of {ms} ms" if ms else ""
@@ -71,47 +150,22 @@ def next_actions(code: ErrorCode, **details: Any) -> list[dict[str, Any]]:
                 f"The run passed its deadline{limit}: do less per run (narrow the query, fewer "
                 "calls), or raise timeout_ms. Calls listed as ok did happen."
             )
-        case ErrorCode.RUN_ABORTED:
-            return [{"type": "run_again", "why": "The run was cancelled; run it again when ready."}]
-        case ErrorCode.RUN_MEMORY_EXCEEDED:
-            return edit(
-                "The sandbox ran out of memory: hold less at once (page through results), "
-                "or raise memory_bytes."
-            )
-        case ErrorCode.RUN_SOURCE_TOO_LARGE:
-            return edit("Shorten the snippet, or raise max_source_bytes.")
         case ErrorCode.RUN_VALUE_NOT_SERIALIZABLE:
-            hint = details.get("hint")
             return edit(
-                hint or "Return JSON data: convert the value at this path first.",
-                **({"path": details["path"]} if details.get("path") else {}),
-            )
-        case ErrorCode.RUN_VALUE_TOO_LARGE:
-            return edit(
-                "Select less in the snippet (fewer rows or fields), or raise max_value_bytes."
+                details.get("hint") or "Return JSON data: convert the value at this path first.",
+                **path,
             )
         case ErrorCode.RUN_ARGUMENT_NOT_CLONEABLE:
             return edit(
                 "Pass data to host functions: JSON values, undefined, Date, RegExp, Map, Set, "
                 "BigInt, typed arrays or Errors.",
-                **({"path": details["path"]} if details.get("path") else {}),
+                **path,
             )
         case ErrorCode.RUN_UNKNOWN_MEMBER:
-            extra: dict[str, Any] = {}
-            if details.get("path"):
-                extra["path"] = details["path"]
-            extra["did_you_mean"] = list(details.get("did_you_mean") or [])
-            return edit("Call a function the host provides.", **extra)
-        case ErrorCode.RUN_HOST_FUNCTION_ERROR:
             return edit(
-                "A host function failed: check its arguments, or catch the error in the snippet."
-            )
-        case ErrorCode.RUN_DETACHED_CALL:
-            return edit("Await every host call (or Promise.all them) before the snippet returns.")
-        case ErrorCode.RUN_BRIDGE_LIMIT:
-            return edit(
-                "Make fewer host calls per run (batch them), or raise max_host_calls / "
-                "max_host_calls_in_flight."
+                "Call a function the host provides.",
+                **path,
+                did_you_mean=list(details.get("did_you_mean") or []),
             )
         case ErrorCode.RUN_BUSY:
             return [
@@ -121,45 +175,123 @@ def next_actions(code: ErrorCode, **details: Any) -> list[dict[str, Any]]:
                     "why": "Too many runs are in flight; retry shortly.",
                 }
             ]
-        case ErrorCode.RUN_APPROVAL_DENIED:
-            return edit("The call was denied: catch the denial or take another path.")
-        case ErrorCode.RUN_CONTINUATION_INVALID:
-            return [
-                {
-                    "type": "run_again",
-                    "why": "This continuation cannot be used (tampered, expired or for another "
-                    "run): run the snippet again from the start.",
-                }
-            ]
-        case ErrorCode.RUN_REPLAY_MISMATCH:
-            return [
-                {
-                    "type": "run_again",
-                    "why": "The snippet made different calls on replay than before; run it "
-                    "again from the start (finished calls will run again).",
-                }
-            ]
-        case ErrorCode.RUN_WORKER_CRASHED:
-            return [
-                {
-                    "type": "run_again",
-                    "why": "The sandbox process died; run again (a fresh one starts).",
-                }
-            ]
-        case ErrorCode.RUN_INTERNAL_ERROR:
-            return [
-                {
-                    "type": "run_again",
-                    "why": "run-repl failed to read this run's result (a bug: please report it with "
-                    "the snippet); the calls listed did happen, so check them before running again.",
-                }
-            ]
-        case ErrorCode.RESULT_REF_NOT_FOUND:
-            return [
-                {
-                    "type": "run_again",
-                    "why": "That result is no longer stored (unknown, evicted or expired): run "
-                    "the snippet again.",
-                }
-            ]
-    return []
+    step = _STEPS.get(code) if isinstance(code, ErrorCode) else None
+    if step is None:
+        return []
+    kind, why = step
+    return edit(why) if kind == _EDIT else [{"type": kind, "why": why}]
+
+
+# ------------------------------------------------------------------ exceptions
+
+
+class RunReplError(Exception):
+    """The base of every exception run-repl raises on purpose: a stable `code`
+    for programs, the message for people, and `next_actions`."""
+
+    code: ErrorCode | str = ErrorCode.RUN_INTERNAL_ERROR
+
+    def __init__(self, message: str) -> None:
+        super().__init__(message)
+        self.message = message
+
+    @property
+    def next_actions(self) -> list[dict[str, Any]]:
+        return next_actions(self.code)
+
+
+class HostError(RunReplError):
+    """Raise from a host function to tell the snippet (and the run's caller) why.
+
+    Any other exception reaches the guest as its class name only. This one
+    carries `message`, and its own `code` (e.g. "PAYMENT_REQUIRED"),
+    `details` (data) and `next_actions` (e.g. a `run_cli_command` with the
+    exact `command`) when given."""
+
+    def __init__(
+        self,
+        message: str,
+        *,
+        code: str | None = None,
+        details: Any = None,
+        next_actions: list[dict[str, Any]] | None = None,
+    ) -> None:
+        super().__init__(message)
+        self.host_code = code
+        self.code = code or ErrorCode.RUN_HOST_FUNCTION_ERROR
+        self.details = details
+        self.host_next_actions = list(next_actions) if next_actions else None
+
+    @property
+    def next_actions(self) -> list[dict[str, Any]]:
+        if self.host_next_actions is not None:
+            return self.host_next_actions
+        return next_actions(ErrorCode.RUN_HOST_FUNCTION_ERROR)
+
+
+class ApprovalDenied(RunReplError):
+    """Raised inside a host call when a person (or the policy) said no."""
+
+    code = ErrorCode.RUN_APPROVAL_DENIED
+
+    def __init__(self, message: str, interruption_id: str | None = None) -> None:
+        super().__init__(message)
+        self.interruption_id = interruption_id
+
+
+class CodecError(RunReplError, ValueError):
+    """A value that cannot cross the boundary; `path` names the offending part."""
+
+    code = ErrorCode.RUN_VALUE_NOT_SERIALIZABLE
+
+    def __init__(self, what: str, path: str) -> None:
+        super().__init__(f"{what} at {path} cannot cross the sandbox boundary")
+        self.what = what
+        self.path = path
+
+
+class ContinuationInvalid(RunReplError, ValueError):
+    """Tampered, truncated, expired, used, or for another source, host, audience or context."""
+
+    code = ErrorCode.RUN_CONTINUATION_INVALID
+
+
+class SecretTooShort(RunReplError, ValueError):
+    """A continuation secret under 32 bytes, from any source."""
+
+    code = ErrorCode.RUN_SECRET_TOO_SHORT
+
+
+class HostFunctionsError(RunReplError, TypeError):
+    """The host_functions argument is malformed; the message names the entry."""
+
+    code = ErrorCode.RUN_HOST_FUNCTIONS_INVALID
+
+
+class ResultRefNotFound(RunReplError, LookupError):
+    """An unknown, evicted or expired ref."""
+
+    code = ErrorCode.RESULT_REF_NOT_FOUND
+
+    def __init__(self, ref: str) -> None:
+        super().__init__(
+            f"No stored result {ref!r}: it is unknown, or it was evicted or expired. "
+            "Run the snippet again to get a fresh one."
+        )
+        self.ref = ref
+
+
+class TypeScriptSyntaxError(RunReplError):
+    """A construct that cannot run once types are stripped, at a 1-based line and column.
+
+    The column counts characters (Python `str` indices) in the user's original text."""
+
+    code = ErrorCode.RUN_SYNTAX_ERROR
+
+    def __init__(self, message: str, line: int, column: int) -> None:
+        super().__init__(message)
+        self.line = line
+        self.column = column
+
+    def __repr__(self) -> str:
+        return f"TypeScriptSyntaxError({self.message!r}, line={self.line}, column={self.column})"

@@ -8,9 +8,11 @@ from typing import Any
 
 from .errors import GUEST_VISIBLE_CODES, ErrorCode, next_actions
 from .frames import PRELUDE_LINE_BASE
-from .result import NextAction, RunErrorInfo
-from .session import near_memory_limit
+from .limits import near_memory_limit
+from .result import NextAction, RunErrorInfo, plain_error
 from .source import WRAPPER_FUNCTION_NAME, PreparedSource
+
+__all__ = ["map_error", "plain_error", "rewrite_positions", "user_frames"]
 
 _FRAME = re.compile(r"^\s*at (?:(?P<name>.*?) \()?<input>:(?P<line>\d+):(?P<col>\d+)\)?\s*$")
 _SYNTAX_POS = re.compile(r"<input>:(\d+):(\d+)")
@@ -160,15 +162,3 @@ def map_error(
 def _text(value: Any) -> str | None:
     """A field the guest filled in: text, or nothing (never a number or an object)."""
     return value if isinstance(value, str) else None
-
-
-def plain_error(code: ErrorCode, message: str, **details: Any) -> RunErrorInfo:
-    """An error the parent finds itself (before or around the guest)."""
-    return RunErrorInfo(
-        code=code,
-        message=message,
-        line=details.get("line"),
-        column=details.get("column"),
-        path=details.get("path"),
-        next_actions=[NextAction(**a) for a in next_actions(code, **details)],
-    )

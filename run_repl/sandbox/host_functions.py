@@ -18,6 +18,8 @@ from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
+from .errors import HostFunctionsError
+
 IDENTIFIER = re.compile(r"^[A-Za-z_$][A-Za-z0-9_$]*$")
 
 # Globals a host namespace may not replace: the guest's own builtins.
@@ -42,10 +44,6 @@ JS_RESERVED = frozenset(
     true try typeof var void while with implements interface package private protected public
     """.split()
 )
-
-
-class HostFunctionsError(TypeError):
-    """The host_functions argument is malformed; the message names the entry."""
 
 
 @functools.lru_cache(maxsize=4096)

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from typing import Any
+
 from pydantic import BaseModel, ConfigDict, Field
 
 MIB = 1 << 20
@@ -34,3 +36,11 @@ class Limits(BaseModel):
     max_host_calls_in_flight: int = Field(256, ge=1, le=1_000_000)
     max_log_lines: int = Field(500, ge=0, le=10_000_000)
     max_log_line_bytes: int = Field(2048, ge=16, le=16 * MIB)
+
+
+def near_memory_limit(stats: dict[str, Any], memory_bytes: int) -> bool:
+    """Whether the sandbox got close to its memory limit (its heap now, or the
+    process's growth at its peak: a heap freed after the failure shows there)."""
+    heap = stats.get("heap_bytes") or 0
+    growth = stats.get("memory_growth_bytes") or 0
+    return heap >= memory_bytes * 0.85 or growth >= memory_bytes * 0.75

@@ -11,7 +11,7 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, SerializerFunctionWrapHandler, model_serializer
 
-from .errors import ErrorCode
+from .errors import ErrorCode, next_actions
 
 Status = Literal["ok", "error", "interrupted"]
 LogLevel = Literal["log", "info", "warn", "error", "debug"]
@@ -148,3 +148,15 @@ class RunResult(_Envelope):
     @property
     def ok(self) -> bool:
         return self.status == "ok"
+
+
+def plain_error(code: ErrorCode, message: str, **details: Any) -> RunErrorInfo:
+    """An error the parent finds itself (before or around the guest), with its next step."""
+    return RunErrorInfo(
+        code=code,
+        message=message,
+        line=details.get("line"),
+        column=details.get("column"),
+        path=details.get("path"),
+        next_actions=[NextAction(**a) for a in next_actions(code, **details)],
+    )

@@ -18,7 +18,7 @@ from typing import Any, Protocol, runtime_checkable
 
 from pydantic import BaseModel
 
-from .errors import ErrorCode, next_actions
+from .errors import ResultRefNotFound
 from .value_window import CHUNK_ITEMS
 
 MAX_PAGE = 1000
@@ -57,20 +57,6 @@ class Page(BaseModel):
     has_more: bool
     path: str
     rest: dict[str, Any] | None = None
-
-
-class ResultRefNotFound(LookupError):
-    """An unknown, evicted or expired ref: `code` RESULT_REF_NOT_FOUND."""
-
-    code = ErrorCode.RESULT_REF_NOT_FOUND
-
-    def __init__(self, ref: str) -> None:
-        super().__init__(
-            f"No stored result {ref!r}: it is unknown, or it was evicted or expired. "
-            "Run the snippet again to get a fresh one."
-        )
-        self.ref = ref
-        self.next_actions = next_actions(ErrorCode.RESULT_REF_NOT_FOUND)
 
 
 @runtime_checkable

@@ -1,7 +1,9 @@
 """The public entry points: `run`, `create_runner`, `Runner`.
 
-A runner shares limits, a signing secret and a result store across runs, and
-caps how many runs are in flight (the next one gets RUN_BUSY at once).
+A runner shares limits, a signing secret, an approval policy and a result
+store across runs, and caps how many runs are in flight (the next one gets
+RUN_BUSY at once). Each run's own settings override the runner's field by
+field.
 """
 
 from __future__ import annotations
@@ -10,16 +12,15 @@ import asyncio
 import concurrent.futures
 import functools
 import inspect
-import json
 import os
 import secrets
 import threading
 import time
 from collections.abc import Awaitable, Callable, Iterable, Mapping
+from dataclasses import dataclass
 from typing import Any, Protocol, runtime_checkable
 
-from . import codec
-from .approval import check_policy
+from .approval import ApprovalPolicy, check_policy
 from .continuation import (
     ContinuationInvalid,
     ContinuationSigner,
@@ -27,29 +28,19 @@ from .continuation import (
     as_secret,
     load_or_create_secret,
 )
-from .errors import ErrorCode
-from .frames import PRELUDE_LINE_BASE
-from .guest_errors import map_error, plain_error, rewrite_positions
-from .host_functions import HostFunctionsError, HostManifest, build_manifest
+from .envelope import Envelope, build_envelope, log_chunks
+from .errors import ErrorCode, HostFunctionsError, TypeScriptSyntaxError
+from .guest_errors import rewrite_positions
+from .host_functions import HostManifest, build_manifest
 from .limits import Limits
-from .result import (
-    Interruption,
-    LogLine,
-    RunErrorInfo,
-    RunResult,
-    RunStats,
-    ValueKind,
-    ValueWindow,
-)
-from .result_store import MemoryResultStore, Page, ResultStore, StoredItems, new_ref, page_of
-from .session import CallCallback, LogCallback, RunSession, SessionOutcome
-from .source import PreparedSource, prepare_source
-from .typescript import TypeScriptSyntaxError
-from .value_window import Window, chunk_texts, window_of_chunks, window_of_value
+from .replay import ReplayPlan
+from .result import RunErrorInfo, RunResult, plain_error
+from .result_store import MemoryResultStore, Page, ResultStore, page_of
+from .session import CallCallback, LogCallback, RunSession
+from .source import check_source, prepare_source
 from .worker_pool import WorkerPool, default_pool
 
-INLINE_LOGS = 50
-MAX_VALUE_DEPTH = 256
+RECENT_BYTES = 256 << 20  # values kept in memory while a disk store writes them behind
 
 
 @runtime_checkable
@@ -62,65 +53,20 @@ class ContinuationStore(Protocol):
         ...
 
 
-def _kind_of_path(path: str) -> ValueKind:
-    if path == "$":
-        return "array"
-    if path == "$lines":
-        return "string"
-    return "object"
+@dataclass(frozen=True)
+class RunRequest:
+    """One run's arguments, as `Runner.run` takes them."""
 
-
-def _value_kind(value: Any) -> ValueKind:
-    if value is None:
-        return "null"
-    if isinstance(value, bool):
-        return "boolean"
-    if isinstance(value, int | float):
-        return "number"
-    if isinstance(value, str):
-        return "string"
-    if isinstance(value, list):
-        return "array"
-    return "object"
-
-
-def _check_source(source: Any, limits: Limits) -> RunErrorInfo | None:
-    if not isinstance(source, str):
-        raise TypeError(f"source must be a str, not {type(source).__name__}")
-    try:
-        size = len(source.encode("utf-8"))
-    except UnicodeEncodeError as exc:
-        line = source.count("\n", 0, exc.start) + 1
-        column = exc.start - (source.rfind("\n", 0, exc.start) + 1) + 1
-        return plain_error(
-            ErrorCode.RUN_SYNTAX_ERROR,
-            f"SyntaxError: the source holds a lone surrogate character (line {line}, column {column}).",
-            line=line,
-            column=column,
-        )
-    if size > limits.max_source_bytes:
-        return plain_error(
-            ErrorCode.RUN_SOURCE_TOO_LARGE,
-            f"The snippet is {size:,} bytes, over max_source_bytes ({limits.max_source_bytes:,}).",
-        )
-    lines = source.count("\n") + 1
-    if lines >= PRELUDE_LINE_BASE:
-        return plain_error(
-            ErrorCode.RUN_SOURCE_TOO_LARGE,
-            f"The snippet has {lines:,} lines; at most {PRELUDE_LINE_BASE - 1:,} can run.",
-        )
-    nul = source.find("\x00")
-    if nul >= 0:
-        line = source.count("\n", 0, nul) + 1
-        column = nul - (source.rfind("\n", 0, nul) + 1) + 1
-        return plain_error(
-            ErrorCode.RUN_SYNTAX_ERROR,
-            f"SyntaxError: the source holds a NUL character (line {line}, column {column}); "
-            "write it as \\u0000 inside a string.",
-            line=line,
-            column=column,
-        )
-    return None
+    source: str
+    host_functions: Any = None
+    limits: Limits | None = None
+    continuation: str | None = None
+    resolutions: list[Mapping[str, Any]] | None = None
+    on_log: LogCallback | None = None
+    on_call: CallCallback | None = None
+    cancel: asyncio.Event | None = None
+    context: Mapping[str, Any] | None = None
+    resume_guard: Callable[[], Any] | None = None
 
 
 class Runner:
@@ -144,27 +90,26 @@ class Runner:
             raise TypeError("limits must be a run_repl.Limits")
         if max_runs_in_flight < 1:
             raise ValueError("max_runs_in_flight must be at least 1")
-        self.limits = limits or Limits()
-        self.max_runs_in_flight = max_runs_in_flight
-        self.audience = audience
-        self.max_age_s = max_age_s
-        self._secret = as_secret(secret) if secret is not None else None
-        self._verify_secrets = tuple(as_secret(s) for s in verify_secrets)
-        self._signer_cache: ContinuationSigner | None = None
-        self.approvals = check_policy(dict(approvals or {}))
         if store is not None and not isinstance(store, ResultStore):
             raise TypeError(
                 "store must implement put_items, get_items and get_chunks (see ResultStore)"
             )
-        self.store: ResultStore = store if store is not None else MemoryResultStore()
-        self._recent = MemoryResultStore(max_bytes=256 << 20)
-        self._pending_logs: dict[str, list[LogLine]] = {}
-        self._writes: list[concurrent.futures.Future[None]] = []
-        self._write_pool: concurrent.futures.ThreadPoolExecutor | None = None
-        self.pool = pool or default_pool()
         if continuation_store is not None and not isinstance(continuation_store, ContinuationStore):
             raise TypeError("continuation_store must have consume_continuation(digest, expires_at)")
+        self.limits = limits or Limits()
+        self.max_runs_in_flight = max_runs_in_flight
+        self.audience = audience
+        self.max_age_s = max_age_s
+        self.approvals = check_policy(approvals or {})
+        self.store: ResultStore = store if store is not None else MemoryResultStore()
         self.continuation_store = continuation_store
+        self.pool = pool or default_pool()
+        self._secret = as_secret(secret) if secret is not None else None
+        self._verify_secrets = tuple(as_secret(s) for s in verify_secrets)
+        self._signer_cache: ContinuationSigner | None = None
+        self._recent = MemoryResultStore(max_bytes=RECENT_BYTES)
+        self._writes: list[concurrent.futures.Future[None]] = []
+        self._write_pool: concurrent.futures.ThreadPoolExecutor | None = None
         self._in_flight = 0
         self._lock = threading.Lock()
 
@@ -185,87 +130,81 @@ class Runner:
     ) -> RunResult:
         """Run `source` (JavaScript or TypeScript, the body of an async function).
 
-        `resume_guard` (with a continuation): called once, just before the resumed
-        run's first live host call (sync ones on a thread). If it raises, nothing
-        live runs and the run ends RUN_CONTINUATION_INVALID with its message."""
-        limits = limits or self.limits
-        if not isinstance(limits, Limits):
+        `limits` override the runner's field by field. `resume_guard` (with a
+        continuation) is called once, just before the resumed run's first live
+        host call (a sync one on a thread); if it raises, nothing live runs and
+        the run ends RUN_CONTINUATION_INVALID with its message."""
+        request = RunRequest(
+            source,
+            host_functions,
+            limits,
+            continuation,
+            resolutions,
+            on_log,
+            on_call,
+            cancel,
+            context,
+            resume_guard,
+        )
+        if limits is not None and not isinstance(limits, Limits):
             raise TypeError("limits must be a run_repl.Limits")
         started = time.perf_counter()
         with self._lock:
-            if self._in_flight >= self.max_runs_in_flight:
-                busy = True
-            else:
-                busy = False
+            busy = self._in_flight >= self.max_runs_in_flight
+            if not busy:
                 self._in_flight += 1
         if busy:
             return RunResult(
                 status="error",
                 error=plain_error(
                     ErrorCode.RUN_BUSY,
-                    f"{self.max_runs_in_flight} runs are already in flight on this runner; retry shortly.",
+                    f"{self.max_runs_in_flight} runs are already in flight on this runner; "
+                    "retry shortly.",
                 ),
             )
         try:
-            return await self._run(
-                source,
-                host_functions,
-                limits,
-                continuation,
-                resolutions,
-                on_log,
-                on_call,
-                cancel,
-                context,
-                resume_guard,
-                started,
-            )
+            return _timed(await self._run(request), started)
         finally:
             with self._lock:
                 self._in_flight -= 1
 
-    async def _run(
-        self,
-        source: str,
-        host_functions: Any,
-        limits: Limits,
-        continuation: str | None,
-        resolutions: list[Mapping[str, Any]] | None,
-        on_log: LogCallback | None,
-        on_call: CallCallback | None,
-        cancel: asyncio.Event | None,
-        context: Mapping[str, Any] | None,
-        resume_guard: Callable[[], Any] | None,
-        started: float,
-    ) -> RunResult:
+    def limits_for(self, limits: Limits | None) -> Limits:
+        """The runner's limits with a run's own fields laid over them (only those it set)."""
+        if limits is None:
+            return self.limits
+        return self.limits.model_copy(
+            update={name: getattr(limits, name) for name in limits.model_fields_set}
+        )
+
+    async def _run(self, request: RunRequest) -> RunResult:
         run_id = "run_" + secrets.token_hex(8)
-        problem = _check_source(source, limits)
+        limits = self.limits_for(request.limits)
+        problem = check_source(request.source, limits.max_source_bytes)
         if problem is not None:
-            return self._failed(run_id, problem, started)
-        manifest = build_manifest(host_functions)
+            return _failed(run_id, problem)
+        manifest = build_manifest(request.host_functions)
         try:
-            prepared = prepare_source(source)
+            prepared = prepare_source(request.source)
         except TypeScriptSyntaxError as exc:
             message = f"SyntaxError: {exc.message} (line {exc.line}, column {exc.column})"
             error = plain_error(
                 ErrorCode.RUN_SYNTAX_ERROR, message, line=exc.line, column=exc.column
             )
-            return self._failed(run_id, error, started)
-        replay = None
+            return _failed(run_id, error)
+        replay: ReplayPlan | None = None
         guard = None
         logical_run_id = run_id
         seed = [int.from_bytes(os.urandom(4), "little") for _ in range(4)]
         clock_ms = int(time.time() * 1000)
-        if continuation is not None:
+        if request.continuation is not None:
             try:
-                state = self._resume_state(source, manifest, context, continuation, resolutions)
+                state, replay = self._resume_plan(request, manifest)
             except ContinuationInvalid as exc:
                 error = plain_error(ErrorCode.RUN_CONTINUATION_INVALID, f"Cannot resume: {exc}.")
-                return self._failed(run_id, error, started)
-            replay = state.plan
+                return _failed(run_id, error)
             logical_run_id, seed, clock_ms = state.logical_run_id, state.seed, state.clock_ms
-            guard = self._guard(state, resume_guard)
-        elif resolutions:
+            guard = self._guard(state, request.resume_guard)
+        elif request.resolutions:
             raise ValueError("resolutions are given with the continuation they answer")
         session = RunSession(
             code=prepared.code,
@@ -275,24 +214,22 @@ class Runner:
             logical_run_id=logical_run_id,
             seed=seed,
             clock_ms=clock_ms,
-            on_log=on_log,
-            on_call=on_call,
-            cancel=cancel,
+            on_log=request.on_log,
+            on_call=request.on_call,
+            cancel=request.cancel,
             replay=replay,
             policy=self._policy(manifest),
             rewrite_log=functools.partial(rewrite_positions, prepared=prepared),
             resume_guard=guard,
         )
         outcome = await session.execute()
-        try:
-            result, stored = self._result(outcome, prepared, limits, manifest, run_id)
-        except Exception as exc:  # whatever the guest sent, run() answers with an envelope
-            result, stored = self._unreadable(outcome, run_id, exc), []
+        envelope = build_envelope(outcome, prepared, limits, run_id)
+        result = envelope.result
         if result.status == "interrupted":
             result.continuation = self._signer().sign(
-                source=source,
+                source=request.source,
                 manifest_digest=manifest.digest,
-                context=context,
+                context=request.context,
                 logical_run_id=logical_run_id,
                 seed=seed,
                 clock_ms=clock_ms,
@@ -300,7 +237,6 @@ class Runner:
                 ledger=outcome.ledger,
                 settle_order=outcome.settle_order,
                 interrupts=outcome.interrupts,
-                payload_wire={i.id: codec.encode(i.payload) for i in outcome.interrupts},
             )
             result.next_actions = [
                 {
@@ -311,9 +247,37 @@ class Runner:
                 }
                 for i in outcome.interrupts
             ]
-        if stored:
-            await self._store(stored)
-        return self._finish(result, started)
+        await self._store(envelope)
+        return result
+
+    # ------------------------------------------------------------------ resuming
+    def _resume_plan(
+        self, request: RunRequest, manifest: HostManifest
+    ) -> tuple[ContinuationState, ReplayPlan]:
+        state = self._signer().verify(
+            request.continuation,
+            source=request.source,
+            manifest_digest=manifest.digest,
+            context=request.context,
+        )
+        answers: dict[str, Any] = {}
+        for item in request.resolutions or []:
+            if not isinstance(item, Mapping) or "interruption_id" not in item:
+                raise ContinuationInvalid(
+                    "each resolution is {'interruption_id': ..., 'value': ...}"
+                )
+            iid = str(item["interruption_id"])
+            if iid not in state.pending:
+                raise ContinuationInvalid(f"this continuation has no pending interruption {iid!r}")
+            answers[iid] = item.get("value")
+        plan = ReplayPlan(
+            entries=state.entries,
+            settle_order=state.settle_order,
+            resolutions=answers,
+            elapsed_ms=state.elapsed_ms,
+            issued_at=state.issued_at,
+        )
+        return state, plan
 
     def _guard(
         self, state: ContinuationState, resume_guard: Callable[[], Any] | None
@@ -329,9 +293,9 @@ class Runner:
                 if inspect.iscoroutinefunction(resume_guard):
                     await resume_guard()
                 else:
-                    outcome = await asyncio.to_thread(resume_guard)
-                    if inspect.isawaitable(outcome):
-                        await outcome
+                    answer = await asyncio.to_thread(resume_guard)
+                    if inspect.isawaitable(answer):
+                        await answer
             if store is not None:
                 first = await asyncio.to_thread(
                     store.consume_continuation, state.digest, state.expires_at
@@ -343,42 +307,13 @@ class Runner:
 
         return guard
 
-    def _unreadable(self, outcome: SessionOutcome, run_id: str, exc: Exception) -> RunResult:
-        """The run ended, but its report could not be read (a value nested too
-        deep, fields of the wrong type...): say so, and keep the audit trail."""
-        if isinstance(exc, RecursionError):
-            error = plain_error(
-                ErrorCode.RUN_VALUE_NOT_SERIALIZABLE,
-                "The run's value is nested too deeply to read: flatten it (at most "
-                f"{MAX_VALUE_DEPTH} levels).",
-            )
-        else:
-            error = plain_error(
-                ErrorCode.RUN_INTERNAL_ERROR,
-                f"run-repl could not read the run's result ({type(exc).__name__}: "
-                f"{str(exc)[:300]}). The calls listed did happen.",
-            )
-        return RunResult(
-            status="error",
-            error=error,
-            run_id=run_id,
-            calls=outcome.calls,
-            logs=outcome.logs[:INLINE_LOGS],
-            duration_ms=round(outcome.duration_ms, 3),
-            stats=RunStats(
-                host_calls=len(outcome.calls),
-                host_calls_replayed=sum(1 for c in outcome.calls if c.replayed),
-                host_calls_executed=outcome.executed,
-            ),
-        )
-
     def _signer(self) -> ContinuationSigner:
         if self._signer_cache is None:
             secret = self._secret
             if secret is None and os.environ.get("RUN_REPL_SECRET"):
                 secret = as_secret(os.environ["RUN_REPL_SECRET"])
             if secret is None:
-                from ..paths import data_dir
+                from ..paths import data_dir  # the one place the engine looks for app files
 
                 secret = load_or_create_secret(data_dir())
             self._signer_cache = ContinuationSigner(
@@ -386,44 +321,21 @@ class Runner:
             )
         return self._signer_cache
 
-    def _resume_state(
-        self,
-        source: str,
-        manifest: HostManifest,
-        context: Mapping[str, Any] | None,
-        continuation: str,
-        resolutions: list[Mapping[str, Any]] | None,
-    ) -> Any:
-        state, payloads = self._signer().verify(
-            continuation, source=source, manifest_digest=manifest.digest, context=context
-        )
-        answers: dict[str, Any] = {}
-        for item in resolutions or []:
-            if not isinstance(item, Mapping) or "interruption_id" not in item:
-                raise ContinuationInvalid(
-                    "each resolution is {'interruption_id': ..., 'value': ...}"
-                )
-            iid = str(item["interruption_id"])
-            if iid not in state.pending:
-                raise ContinuationInvalid(f"this continuation has no pending interruption {iid!r}")
-            answers[iid] = item.get("value")
-        for entry in state.plan.entries:
-            if (
-                entry.interruption_id
-                and entry.interruption_id in payloads
-                and payloads[entry.interruption_id]
-            ):
-                entry.payload = codec.decode(payloads[entry.interruption_id])
-        state.plan.resolutions.update(answers)
-        state.plan.issued_at = state.issued_at
-        return state
+    def _policy(self, manifest: HostManifest) -> ApprovalPolicy | None:
+        decorated = [p for p, f in manifest.functions.items() if f.approval is not None]
+        return ApprovalPolicy.build(self.approvals, decorated)
 
-    async def _store(self, stored: list[StoredItems]) -> None:
-        for item in stored:
-            lines = self._pending_logs.pop(item.ref, None)
-            if lines is not None:
-                # Many thousand log lines take a while to encode: not on the event loop.
-                item.chunks = await asyncio.to_thread(_log_chunks, lines)
+    # ------------------------------------------------------------------ storing
+    async def _store(self, envelope: Envelope) -> None:
+        stored = envelope.stored
+        if not stored:
+            return
+        if envelope.log_lines is not None:
+            # Many thousand log lines take a while to encode: not on the event loop.
+            chunks = await asyncio.to_thread(log_chunks, envelope.log_lines)
+            for item in stored:
+                if item.kind == "logs":
+                    item.chunks = chunks
         if isinstance(self.store, MemoryResultStore):
             for item in stored:
                 self.store.put_items(item)
@@ -448,128 +360,6 @@ class Runner:
         for write in pending:
             write.result(timeout)
 
-    def _policy(self, manifest: HostManifest) -> Callable[[str], str] | None:
-        from fnmatch import fnmatchcase
-
-        decorated = {p for p, f in manifest.functions.items() if f.approval is not None}
-        if not decorated and not self.approvals:
-            return None
-        patterns = list(self.approvals.items())
-
-        def policy(path: str) -> str:
-            for pattern, mode in patterns:
-                if pattern == path:
-                    return mode
-            for pattern, mode in patterns:
-                if fnmatchcase(path, pattern):
-                    return mode
-            return "ask" if path in decorated else "allow"
-
-        return policy
-
-    def _failed(self, run_id: str, error: RunErrorInfo, started: float) -> RunResult:
-        """A run that ends before any worker starts."""
-        return self._finish(RunResult(status="error", error=error, run_id=run_id), started)
-
-    def _finish(self, result: RunResult, started: float) -> RunResult:
-        if not result.duration_ms:
-            result.duration_ms = round((time.perf_counter() - started) * 1000, 3)
-        return result
-
-    def _result(
-        self,
-        outcome: SessionOutcome,
-        prepared: PreparedSource,
-        limits: Limits,
-        manifest: HostManifest,
-        run_id: str,
-    ) -> tuple[RunResult, list[StoredItems]]:
-        payload = outcome.payload
-        worker_stats = payload.get("stats") or {}
-        stats = RunStats(
-            host_calls=len(outcome.calls),
-            host_calls_replayed=sum(1 for c in outcome.calls if c.replayed),
-            host_calls_executed=outcome.executed,
-            heap_bytes=worker_stats.get("heap_bytes"),
-            memory_peak_bytes=worker_stats.get("memory_peak_bytes"),
-            memory_limit_bytes=limits.memory_bytes,
-            value_bytes=payload.get("value_bytes"),
-            worker_start_ms=outcome.worker_start_ms,
-        )
-        stored: list[StoredItems] = []
-        logs, logs_ref = outcome.logs, None
-        if len(logs) > INLINE_LOGS:
-            logs_ref = new_ref()
-            # The chunks are written later, off the event loop (see _store).
-            stored.append(StoredItems(logs_ref, "$logs", len(logs), [], kind="logs", run_id=run_id))
-            self._pending_logs[logs_ref] = logs
-            logs = logs[:INLINE_LOGS]
-        common: dict[str, Any] = {
-            "run_id": run_id,
-            "logs": logs,
-            "logs_ref": logs_ref,
-            "logs_total": len(outcome.logs) + int(payload.get("logs_dropped") or 0),
-            "logs_dropped": int(payload.get("logs_dropped") or 0),
-            "calls": outcome.calls,
-            "duration_ms": round(outcome.duration_ms, 3),
-            "stats": stats,
-        }
-        if outcome.kind == "done":
-            if payload.get("kind") == "undefined":
-                return RunResult(status="ok", value=None, value_kind="undefined", **common), stored
-            window = self._window(outcome)
-            ref = new_ref()
-            stored.append(
-                StoredItems(
-                    ref, window.path, window.total, window.chunks, window.rest, run_id=run_id
-                )
-            )
-            fields: dict[str, Any] = {
-                "value_ref": ref,
-                "shown": window.shown,
-                "total": window.total,
-            }
-            if window.inline:
-                fields.update(value=window.value, value_kind=_value_kind(window.value))
-            else:
-                fields.update(
-                    value_kind=_kind_of_path(window.path),
-                    value_window=ValueWindow(
-                        path=window.path, items=window.items, rest=window.rest
-                    ),
-                )
-            return RunResult(status="ok", **fields, **common), stored
-        if outcome.kind == "interrupted":
-            return RunResult(
-                status="interrupted",
-                interruptions=[
-                    Interruption(
-                        id=i.id, path=i.path, args=_jsonable(i.args), payload=_jsonable(i.payload)
-                    )
-                    for i in outcome.interrupts
-                ],
-                **common,
-            ), stored
-        error = map_error(
-            payload.get("error") or {},
-            prepared,
-            stats=worker_stats,
-            memory_bytes=limits.memory_bytes,
-        )
-        return RunResult(status="error", error=error, **common), stored
-
-    @staticmethod
-    def _window(outcome: SessionOutcome) -> Window:
-        payload = outcome.payload
-        if payload.get("mode") == "chunked":
-            return window_of_chunks(
-                payload["path"],
-                int(payload["total"]),
-                outcome.value_chunks,
-                outcome.value_text or None,
-            )
-        return window_of_value(json.loads(outcome.value_text or "null"))
-
     # ------------------------------------------------------------------ paging
     def expand(self, ref: str, offset: int = 0, limit: int = 100) -> Page:
         """Items [offset, offset + limit) of a stored value or log, by item (limit <= 1000).
@@ -581,38 +371,15 @@ class Runner:
         return page_of(self.store, ref, offset, limit)
 
 
-def _log_chunks(lines: list[LogLine]) -> list[str]:
-    return chunk_texts(
-        [{"level": line.level, "text": line.text, "at_ms": line.at_ms} for line in lines]
-    )
+def _failed(run_id: str, error: RunErrorInfo) -> RunResult:
+    """A run that ends before any worker starts."""
+    return RunResult(status="error", error=error, run_id=run_id)
 
 
-def _jsonable(value: Any) -> Any:
-    """Host-side values as JSON data for the envelope (dates as ISO text, ...)."""
-    from . import codec
-
-    try:
-        return json.loads(json.dumps(value, default=_default))
-    except (TypeError, ValueError):
-        return codec.preview(value)
-
-
-def _default(value: Any) -> Any:
-    import datetime as dt
-
-    from .values import UNDEFINED, JSBigInt
-
-    if isinstance(value, dt.datetime | dt.date):
-        return value.isoformat()
-    if value is UNDEFINED:
-        return None
-    if isinstance(value, JSBigInt):
-        return str(int(value))
-    if isinstance(value, set | frozenset):
-        return list(value)
-    if isinstance(value, bytes):
-        return list(value)
-    raise TypeError
+def _timed(result: RunResult, started: float) -> RunResult:
+    if not result.duration_ms:
+        result.duration_ms = round((time.perf_counter() - started) * 1000, 3)
+    return result
 
 
 def create_runner(
@@ -684,25 +451,13 @@ async def run(
 
 def run_sync(source: str, host_functions: Any = None, **kwargs: Any) -> RunResult:
     """`run` for code without an event loop (or from inside one, on a thread)."""
+    coroutine = run(source, host_functions, **kwargs)
     try:
         asyncio.get_running_loop()
     except RuntimeError:
-        return asyncio.run(run(source, host_functions, **kwargs))
-    out: list[RunResult] = []
-    errors: list[BaseException] = []
-
-    def target() -> None:
-        try:
-            out.append(asyncio.run(run(source, host_functions, **kwargs)))
-        except BaseException as exc:
-            errors.append(exc)
-
-    t = threading.Thread(target=target)
-    t.start()
-    t.join()
-    if errors:
-        raise errors[0]
-    return out[0]
+        return asyncio.run(coroutine)
+    with concurrent.futures.ThreadPoolExecutor(1) as pool:
+        return pool.submit(asyncio.run, coroutine).result()
 
 
-__all__ = ["HostFunctionsError", "Runner", "create_runner", "run", "run_sync"]
+__all__ = ["HostFunctionsError", "RunRequest", "Runner", "create_runner", "run", "run_sync"]

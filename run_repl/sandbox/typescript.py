@@ -17,23 +17,9 @@ from dataclasses import dataclass
 import tree_sitter_typescript
 from tree_sitter import Language, Node, Parser, Query, QueryCursor, Tree
 
+from .errors import TypeScriptSyntaxError
+
 __all__ = ["StrippedSource", "TypeScriptSyntaxError", "strip_types"]
-
-
-class TypeScriptSyntaxError(Exception):
-    """A construct that cannot run once types are stripped, at a 1-based line and column.
-
-    The column counts characters (Python `str` indices) in the user's original text.
-    """
-
-    def __init__(self, message: str, line: int, column: int) -> None:
-        super().__init__(message)
-        self.message = message
-        self.line = line
-        self.column = column
-
-    def __repr__(self) -> str:
-        return f"TypeScriptSyntaxError({self.message!r}, line={self.line}, column={self.column})"
 
 
 @dataclass(frozen=True)

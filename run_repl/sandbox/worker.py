@@ -237,9 +237,7 @@ class Worker:
         try:
             if kind == "call":
                 self.calls_made += 1
-                path = str(b).encode()
-                body = f.CALL.pack(int(a), len(path)) + path + str(c).encode() + str(d).encode()  # type: ignore[arg-type]
-                _OUTBOX.add_frame(f.frame(f.HOST_CALL, body))
+                _OUTBOX.add_frame(f.host_call_frame(int(a), str(b), str(c), str(d)))  # type: ignore[arg-type]
             elif kind == "log":
                 level = f.LOG_LEVELS.index(str(a)) if a in f.LOG_LEVELS else 0
                 _OUTBOX.add_line(level, str(b))
@@ -247,7 +245,7 @@ class Worker:
                 body = str(a).encode("utf-8", "surrogatepass")
                 self.value_bytes += len(body)
                 if self.value_bytes <= self.max_value_bytes:
-                    _write(f.frame(f.VALUE_CHUNK, body))
+                    _write(f.frame(f.Kind.VALUE_CHUNK, body))
             elif kind in ("done", "fail"):
                 self.finished = True
                 self._final(kind, str(a), str(b) if b is not None else "")
@@ -276,11 +274,11 @@ class Worker:
                     "stack": None,
                 }
                 payload["error"] = err
-                _write(f.frame(f.FAIL, json.dumps(payload).encode()))
+                _write(f.frame(f.Kind.FAIL, json.dumps(payload).encode()))
                 return
-            _write(f.frame(f.DONE, json.dumps(payload).encode() + b"\n" + body))
+            _write(f.frame(f.Kind.DONE, json.dumps(payload).encode() + b"\n" + body))
         else:
-            _write(f.frame(f.FAIL, json.dumps(payload).encode()))
+            _write(f.frame(f.Kind.FAIL, json.dumps(payload).encode()))
 
     def _stats(self) -> dict[str, int]:
         out: dict[str, int] = {}
@@ -328,7 +326,7 @@ class Worker:
             "logs_dropped": 0,
             "calls_in_flight": 0,
         }
-        _write(self.f.frame(self.f.FAIL, json.dumps(payload).encode()))
+        _write(self.f.frame(self.f.Kind.FAIL, json.dumps(payload).encode()))
 
     def drain(self) -> None:
         """Run every pending job: after each settled call, the guest runs until idle."""
@@ -351,10 +349,10 @@ class Worker:
 
     def run(self) -> None:
         f = self.f
-        _OUTBOX.connect(f.frame, f.LOG_BATCH)
-        _write(f.frame(f.READY, json.dumps({"pid": os.getpid()}).encode()))
+        _OUTBOX.connect(f.frame, f.Kind.LOG_BATCH)
+        _write(f.frame(f.Kind.READY, json.dumps({"pid": os.getpid()}).encode()))
         kind, payload = self.read_frame()
-        if kind != f.RUN:
+        if kind != f.Kind.RUN:
             os._exit(65)
         job = json.loads(payload)
         self.max_value_bytes = int(job["max_value_bytes"])
@@ -395,12 +393,12 @@ class Worker:
                 # Nothing can wake the guest now: the parent decides what that means
                 # (memory figures tell a swallowed out-of-memory from a stuck promise).
                 stats = self._stats() if self.calls_made == 0 or self.calls_closed else {}
-                _write(f.frame(f.IDLE, json.dumps(stats).encode()))
+                _write(f.frame(f.Kind.IDLE, json.dumps(stats).encode()))
             kind, payload = self.read_frame()
-            if kind == f.CALL_INTERRUPTED:
+            if kind == f.Kind.CALL_INTERRUPTED:
                 self.calls_closed += 1
                 continue
-            if kind != f.SETTLE_CALL:
+            if kind != f.Kind.SETTLE_CALL:
                 continue
             self.calls_closed += 1
             call_id, ok, mode, elapsed = settle.unpack_from(payload)
@@ -438,7 +436,7 @@ def main() -> None:
             f"{type(exc).__name__}: {first}\n" + "".join(traceback.format_exception(exc))
         ).encode()
         if frames_mod is not None:
-            _write(frames_mod.frame(frames_mod.INTERNAL, text))
+            _write(frames_mod.frame(frames_mod.Kind.INTERNAL, text))
         else:
             sys.stderr.write(text.decode())
         os._exit(66)

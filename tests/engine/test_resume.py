@@ -300,7 +300,6 @@ def test_ten_thousand_mutations_are_all_refused() -> None:
         ledger=[],
         settle_order=[],
         interrupts=[],
-        payload_wire={},
     )
     signer.verify(token, source="await h.gate()", manifest_digest=manifest.digest, context=None)
     rng = random.Random(42)
@@ -425,7 +424,7 @@ async def test_replay_mismatch_is_detected_before_the_call_runs() -> None:
     hosts = {"h": {"f": lambda x: ran.append(x) or x}}
     source = "await h.f(1); await h.f(2)"
     manifest = build_manifest(hosts)
-    from run_repl.sandbox.session import LedgerEntry
+    from run_repl.sandbox.replay import LedgerEntry
 
     signer = runner._signer()
     # A ledger that says the first call had other arguments than it has.
@@ -440,7 +439,6 @@ async def test_replay_mismatch_is_detected_before_the_call_runs() -> None:
         ledger=[LedgerEntry(seq=1, path="h.f", args_digest="0" * 32, ok=True, wire="J1")],
         settle_order=[1],
         interrupts=[],
-        payload_wire={},
     )
     result = await runner.run(source, hosts, continuation=forged)
     assert result.error.code == "RUN_REPLAY_MISMATCH"

@@ -25,7 +25,7 @@ from collections.abc import Mapping
 from decimal import Decimal
 from typing import Any
 
-from .errors import CodecError
+from .errors import CodecError, HostResultTooLarge
 from .values import (
     NO_CAUSE,
     UNDEFINED,
@@ -230,7 +230,11 @@ def _regexp_flags(pattern: re.Pattern[Any]) -> str:
 
 
 class _Encoder:
-    def __init__(self) -> None:
+    def __init__(self, max_bytes: int | None = None) -> None:
+        # A lower bound of the text's size, kept as the walk goes, so a value far
+        # over the budget is refused long before it is all encoded.
+        self.max_bytes = max_bytes
+        self.size = 0
         self.tagged = False
         self.refs = False
         self.seen: dict[int, list[Any]] = {}  # id -> [out, holder, key, def id]
@@ -267,8 +271,15 @@ class _Encoder:
     def set_out(self, value: Any, out: Any) -> None:
         self.seen[id(value)][0] = out
 
+    def grow(self, n: int) -> None:
+        self.size += n
+        if self.size > self.max_bytes:  # type: ignore[operator]
+            raise HostResultTooLarge(self.max_bytes, self.where())  # type: ignore[arg-type]
+
     def enc(self, v: Any, holder: Any, key: Any) -> Any:
         t = type(v)
+        if self.max_bytes is not None:
+            self.grow(len(v) + 3 if t is str else 4)
         if t is str or v is None or t is bool:
             return v
         if t is int:
@@ -326,6 +337,8 @@ class _Encoder:
                     raise CodecError(f"a dict key of type {type(k).__name__}", self.where())
                 k = str(k) if not isinstance(k, str) else k
             self.path.append(k)
+            if self.max_bytes is not None:
+                self.grow(len(k) + 3)
             out[k] = None
             out[k] = self.enc(item, out, k)
             self.path.pop()
@@ -400,6 +413,10 @@ class _Encoder:
             return self.leaf(
                 v, holder, key, lambda: self.tag("d", v=v.ms if math.isfinite(v.ms) else None)
             )
+        if self.max_bytes is not None and isinstance(
+            v, bytes | bytearray | memoryview | JSTypedArray
+        ):
+            self.grow(len(v.data if isinstance(v, JSTypedArray) else v) * 4 // 3)
         if isinstance(v, JSArrayBuffer):
             return self.leaf(
                 v, holder, key, lambda: self.tag("a", v=base64.b64encode(v).decode("ascii"))
@@ -451,11 +468,12 @@ class _Encoder:
         raise CodecError(f"a {type(v).__name__}", self.where())
 
 
-def encode(value: Any) -> str:
+def encode(value: Any, *, max_bytes: int | None = None) -> str:
     """Encode a Python value as a wire text for the guest.
 
-    Raises CodecError, naming the path, for what JavaScript cannot hold."""
-    enc = _Encoder()
+    Raises CodecError, naming the path, for what JavaScript cannot hold, and
+    HostResultTooLarge when the text would be over `max_bytes`."""
+    enc = _Encoder(max_bytes)
     top: list[Any] = [None]
     try:
         top[0] = enc.enc(value, top, 0)
@@ -466,6 +484,8 @@ def encode(value: Any) -> str:
         raise CodecError(f"a value nested deeper than {MAX_DEPTH} levels", enc.where()) from None
     except (ValueError, OverflowError) as exc:
         raise CodecError(f"a value JSON cannot hold ({exc})", enc.where()) from None
+    if max_bytes is not None and len(text) > max_bytes:
+        raise HostResultTooLarge(max_bytes, "$")
     mode = "R" if enc.refs else ("T" if enc.tagged else "J")
     # ASCII (json's default) keeps lone surrogates and NULs safe on their way into QuickJS.
     return mode + text

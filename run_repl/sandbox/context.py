@@ -68,6 +68,7 @@ class Resume:
     interruption_id: str
     payload: Any
     resolution: Any
+    by_policy: bool = False  # asked by the approval policy; decided before the function runs
 
 
 @dataclass

@@ -181,6 +181,7 @@ class ContinuationSigner:
                     "t": round(e.elapsed_ms, 3),
                     "int": e.interruption_id,
                     "payload": _payload_wire(e),
+                    "pol": e.by_policy,
                     "decision": e.decision,
                 }
                 for e in ledger
@@ -250,6 +251,7 @@ class ContinuationSigner:
                     elapsed_ms=float(c["t"]),
                     interruption_id=c["int"],
                     payload=codec.decode(c["payload"]) if c.get("payload") else None,
+                    by_policy=c.get("pol") is True,
                     decision=c.get("decision"),
                 )
                 for c in body["calls"]

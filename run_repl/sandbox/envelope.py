@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import datetime as dt
 import json
+from collections.abc import Iterable
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -47,16 +48,24 @@ class Envelope:
 
 
 def build_envelope(
-    outcome: SessionOutcome, prepared: PreparedSource | None, limits: Limits, run_id: str
+    outcome: SessionOutcome,
+    prepared: PreparedSource | None,
+    limits: Limits,
+    run_id: str,
+    namespaces: Iterable[str] = (),
 ) -> Envelope:
     try:
-        return _build(outcome, prepared, limits, run_id)
+        return _build(outcome, prepared, limits, run_id, namespaces)
     except Exception as exc:  # whatever the guest sent, the caller gets an envelope
         return Envelope(_unreadable(outcome, run_id, exc))
 
 
 def _build(
-    outcome: SessionOutcome, prepared: PreparedSource | None, limits: Limits, run_id: str
+    outcome: SessionOutcome,
+    prepared: PreparedSource | None,
+    limits: Limits,
+    run_id: str,
+    namespaces: Iterable[str],
 ) -> Envelope:
     report = outcome.report
     worker_stats = report.get("stats") or {}
@@ -126,6 +135,8 @@ def _build(
         prepared,
         stats=worker_stats,
         memory_bytes=limits.memory_bytes,
+        host_errors=outcome.host_errors,
+        namespaces=namespaces,
     )
     envelope.result = RunResult(status="error", error=error, **common)
     return envelope

@@ -23,6 +23,8 @@ class ErrorCode(StrEnum):
     RUN_VALUE_NOT_SERIALIZABLE = "RUN_VALUE_NOT_SERIALIZABLE"
     RUN_VALUE_TOO_LARGE = "RUN_VALUE_TOO_LARGE"
     RUN_ARGUMENT_NOT_CLONEABLE = "RUN_ARGUMENT_NOT_CLONEABLE"
+    RUN_ARGUMENT_TOO_LARGE = "RUN_ARGUMENT_TOO_LARGE"
+    RUN_HOST_RESULT_TOO_LARGE = "RUN_HOST_RESULT_TOO_LARGE"
     RUN_UNKNOWN_MEMBER = "RUN_UNKNOWN_MEMBER"
     RUN_HOST_FUNCTION_ERROR = "RUN_HOST_FUNCTION_ERROR"
     RUN_DETACHED_CALL = "RUN_DETACHED_CALL"
@@ -35,6 +37,8 @@ class ErrorCode(StrEnum):
     RUN_INTERNAL_ERROR = "RUN_INTERNAL_ERROR"
     RUN_HOST_FUNCTIONS_INVALID = "RUN_HOST_FUNCTIONS_INVALID"
     RUN_SECRET_TOO_SHORT = "RUN_SECRET_TOO_SHORT"
+    RUN_VALUES_INVALID = "RUN_VALUES_INVALID"
+    SECRET_REQUIRES_CLI = "SECRET_REQUIRES_CLI"
     RESULT_REF_NOT_FOUND = "RESULT_REF_NOT_FOUND"
 
 
@@ -43,6 +47,8 @@ class ErrorCode(StrEnum):
 GUEST_VISIBLE_CODES = frozenset(
     {
         ErrorCode.RUN_ARGUMENT_NOT_CLONEABLE,
+        ErrorCode.RUN_ARGUMENT_TOO_LARGE,
+        ErrorCode.RUN_HOST_RESULT_TOO_LARGE,
         ErrorCode.RUN_UNKNOWN_MEMBER,
         ErrorCode.RUN_HOST_FUNCTION_ERROR,
         ErrorCode.RUN_BRIDGE_LIMIT,
@@ -77,6 +83,20 @@ _STEPS: dict[ErrorCode, tuple[str, str]] = {
     ErrorCode.RUN_VALUE_TOO_LARGE: (
         _EDIT,
         "Select less in the snippet (fewer rows or fields), or raise max_value_bytes.",
+    ),
+    ErrorCode.RUN_ARGUMENT_TOO_LARGE: (
+        _EDIT,
+        "Send less to the host per call (ids instead of whole records, or several calls), "
+        "or raise max_host_argument_bytes / max_host_argument_bytes_per_run.",
+    ),
+    ErrorCode.RUN_HOST_RESULT_TOO_LARGE: (
+        _EDIT,
+        "Ask the host for less per call (filter or page in the call's arguments), or raise "
+        "max_host_result_bytes.",
+    ),
+    ErrorCode.RUN_VALUES_INVALID: (
+        _EDIT,
+        "Fix the values passed to run (the message names the entry).",
     ),
     ErrorCode.RUN_HOST_FUNCTION_ERROR: (
         _EDIT,
@@ -260,6 +280,26 @@ class SecretTooShort(RunReplError, ValueError):
     """A continuation secret under 32 bytes, from any source."""
 
     code = ErrorCode.RUN_SECRET_TOO_SHORT
+
+
+class HostResultTooLarge(CodecError):
+    """A host function's result is over max_host_result_bytes (found before encoding ends)."""
+
+    code = ErrorCode.RUN_HOST_RESULT_TOO_LARGE
+
+    def __init__(self, limit: int, path: str) -> None:
+        RunReplError.__init__(
+            self, f"a value over max_host_result_bytes ({limit:,} bytes) at {path}"
+        )
+        self.what = f"a value over max_host_result_bytes ({limit:,} bytes)"
+        self.path = path
+        self.limit = limit
+
+
+class ValuesError(RunReplError, ValueError):
+    """The values= argument is malformed; the message names the entry."""
+
+    code = ErrorCode.RUN_VALUES_INVALID
 
 
 class HostFunctionsError(RunReplError, TypeError):

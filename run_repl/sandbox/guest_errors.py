@@ -3,11 +3,14 @@ code, a message, and the line and column in the user's own text."""
 
 from __future__ import annotations
 
+import difflib
 import re
+from collections.abc import Iterable, Mapping
 from typing import Any
 
 from .errors import GUEST_VISIBLE_CODES, ErrorCode, next_actions
 from .frames import PRELUDE_LINE_BASE
+from .host_call import HostErrorInfo
 from .limits import near_memory_limit
 from .result import NextAction, RunErrorInfo, plain_error
 from .source import WRAPPER_FUNCTION_NAME, PreparedSource
@@ -66,23 +69,63 @@ def format_stack(frames: list[tuple[str, int, int]], header: str) -> str:
     return "\n".join(lines)
 
 
+# Globals a snippet may reach for that this sandbox does not have, and what to do instead.
+ABSENT_GLOBALS = {
+    "setTimeout": "the sandbox has no timers (a run is bounded by its deadline): to wait, call "
+    "a host function that waits; to defer work, await it",
+    "setInterval": "the sandbox has no timers: loop with await over host calls instead",
+    "setImmediate": "the sandbox has no timers: await the work instead",
+    "clearTimeout": "the sandbox has no timers, so there is nothing to clear",
+    "clearInterval": "the sandbox has no timers, so there is nothing to clear",
+    "queueMicrotask": "use `await null` or a resolved promise instead",
+    "fetch": "the sandbox has no network: call a host function that fetches",
+    "require": "the sandbox has no modules: everything it can use is a global",
+    "process": "the sandbox has no process object: pass what you need through host functions",
+}
+_NOT_DEFINED = re.compile(r"^'?([A-Za-z_$][A-Za-z0-9_$]*)'? is not defined$")
+
+_PATH_CODES = frozenset(
+    {
+        ErrorCode.RUN_UNKNOWN_MEMBER,
+        ErrorCode.RUN_VALUE_NOT_SERIALIZABLE,
+        ErrorCode.RUN_ARGUMENT_NOT_CLONEABLE,
+        ErrorCode.RUN_ARGUMENT_TOO_LARGE,
+        ErrorCode.RUN_HOST_FUNCTION_ERROR,
+        ErrorCode.RUN_HOST_RESULT_TOO_LARGE,
+        ErrorCode.RUN_DETACHED_CALL,
+        ErrorCode.RUN_APPROVAL_DENIED,
+        ErrorCode.RUN_REPLAY_MISMATCH,
+    }
+)
+
+
 def map_error(
     err: dict[str, Any],
     prepared: PreparedSource | None,
     *,
     stats: dict[str, Any] | None = None,
     memory_bytes: int | None = None,
+    host_errors: Mapping[int, HostErrorInfo] | None = None,
+    namespaces: Iterable[str] = (),
 ) -> RunErrorInfo:
-    code = str(err.get("code") or ErrorCode.RUN_EXCEPTION)
+    """The error a run ended with, as the user reads it."""
+    code: ErrorCode | str = str(err.get("code") or ErrorCode.RUN_EXCEPTION)
     if code not in ErrorCode.__members__:
         code = ErrorCode.RUN_EXCEPTION
+    code = ErrorCode(code)
     if err.get("origin") == "guest" and code not in GUEST_VISIBLE_CODES:
         # Engine codes (timeouts, crashes, memory, busy...) come only from the parent.
         code = ErrorCode.RUN_EXCEPTION
     name = _text(err.get("name")) or None
     message = _text(err.get("message")) or ""
+    path = _text(err.get("path"))
+    suggestions = err.get("did_you_mean")
+    did_you_mean = (
+        [s for s in suggestions if isinstance(s, str)] if isinstance(suggestions, list) else None
+    )
     line = column = None
     stack_text: str | None = None
+    host_error = None
 
     if code == ErrorCode.RUN_SYNTAX_ERROR:
         first, *_ = message.split("\n", 1)
@@ -93,38 +136,35 @@ def map_error(
         detail = first.split(": ", 1)[1] if first.startswith("SyntaxError: ") else first
         message = f"SyntaxError: {detail}" + (f" (line {line}, column {column})" if line else "")
     else:
-        if err.get("engine_oom") is True:
-            code = ErrorCode.RUN_MEMORY_EXCEEDED
-        elif (
+        if err.get("engine_oom") is True or (
             err.get("thrown_null") and memory_bytes and near_memory_limit(stats or {}, memory_bytes)
         ):
-            # Out of memory can surface as a thrown null.
+            # The engine's own out-of-memory error (or a thrown null near the limit).
             code = ErrorCode.RUN_MEMORY_EXCEEDED
         frames = user_frames(_text(err.get("stack")), prepared)
         site_frames = user_frames(_text(err.get("site")), prepared)
-        if code == ErrorCode.RUN_EXCEPTION or code not in GUEST_VISIBLE_CODES:
-            where = frames
-        else:
-            # Our own errors point at the snippet's call that caused them.
-            where = site_frames or frames
+        # Our own errors point at the snippet's call that caused them.
+        where = frames if code not in GUEST_VISIBLE_CODES else (site_frames or frames)
         if where:
             line, column = where[0][1], where[0][2]
+        seq = err.get("seq")
+        if code == ErrorCode.RUN_HOST_FUNCTION_ERROR and host_errors and isinstance(seq, int):
+            host_error = host_errors.get(seq)
         if code == ErrorCode.RUN_EXCEPTION:
             if err.get("is_error", True) is False:
                 message = f"The snippet threw a non-Error value: {message}"
                 name = None
             else:
+                if name == "ReferenceError":
+                    message, did_you_mean = _reference_hint(message, namespaces)
                 message = f"{name}: {message}" if name and message else (name or message or "Error")
         if where:
             stack_text = format_stack(where, message)
-        if code == ErrorCode.RUN_MEMORY_EXCEEDED and not message.startswith("The sandbox"):
-            limit = f" of {memory_bytes // (1 << 20)} MiB" if memory_bytes else ""
-            message = f"The sandbox ran out of memory (memory_bytes{limit})."
-    path = _text(err.get("path"))
-    suggestions = err.get("did_you_mean")
-    did_you_mean = (
-        [s for s in suggestions if isinstance(s, str)] if isinstance(suggestions, list) else None
-    )
+        if code == ErrorCode.RUN_MEMORY_EXCEEDED:
+            name = None  # never "null": the message says what happened
+            if not message.startswith("The sandbox"):
+                limit = f" of {memory_bytes // (1 << 20)} MiB" if memory_bytes else ""
+                message = f"The sandbox ran out of memory (memory_bytes{limit})."
     timeout_ms = err.get("timeout_ms")
     details = {
         "line": line,
@@ -134,29 +174,42 @@ def map_error(
         "hint": _text(err.get("hint")),
         "timeout_ms": timeout_ms if isinstance(timeout_ms, int) else None,
     }
+    actions = next_actions(code, **details)
+    final_code: ErrorCode | str = code
+    if host_error is not None:
+        # A host's own error the snippet let through: its code, message and next actions, unchanged.
+        final_code, message = host_error.code, host_error.message
+        if host_error.next_actions is not None:
+            actions = host_error.next_actions
     return RunErrorInfo(
-        code=code,
+        code=final_code,
         message=message,
         name=name,
         line=line,
         column=column,
         stack=stack_text,
         guest_code=_text(err.get("guest_code")) if code == ErrorCode.RUN_EXCEPTION else None,
-        path=path
-        if code
-        in (
-            ErrorCode.RUN_UNKNOWN_MEMBER,
-            ErrorCode.RUN_VALUE_NOT_SERIALIZABLE,
-            ErrorCode.RUN_ARGUMENT_NOT_CLONEABLE,
-            ErrorCode.RUN_HOST_FUNCTION_ERROR,
-            ErrorCode.RUN_DETACHED_CALL,
-            ErrorCode.RUN_APPROVAL_DENIED,
-            ErrorCode.RUN_REPLAY_MISMATCH,
-        )
+        path=path if code in _PATH_CODES else None,
+        did_you_mean=did_you_mean
+        if code in (ErrorCode.RUN_UNKNOWN_MEMBER, ErrorCode.RUN_EXCEPTION) and did_you_mean
         else None,
-        did_you_mean=did_you_mean if code == ErrorCode.RUN_UNKNOWN_MEMBER else None,
-        next_actions=[NextAction(**a) for a in next_actions(ErrorCode(code), **details)],
+        next_actions=[NextAction(**a) for a in actions],
     )
+
+
+def _reference_hint(message: str, namespaces: Iterable[str]) -> tuple[str, list[str] | None]:
+    """A global the sandbox lacks gets what to do instead; a misspelt host
+    namespace gets the names it was probably meant to be."""
+    m = _NOT_DEFINED.match(message)
+    if m is None:
+        return message, None
+    name = m[1]
+    if name in ABSENT_GLOBALS:
+        return f"{message}: {ABSENT_GLOBALS[name]}", None
+    close = difflib.get_close_matches(name, list(namespaces), n=3, cutoff=0.6)
+    if not close:
+        return message, None
+    return f"{message} (did you mean {' or '.join(close)}?)", close
 
 
 def _text(value: Any) -> str | None:

@@ -18,7 +18,7 @@ from typing import Any, Literal
 from . import codec
 from .approval import ApprovalPolicy
 from .context import HostFunctionContext, Interrupt
-from .errors import ApprovalDenied, CodecError, ErrorCode, HostError
+from .errors import ApprovalDenied, CodecError, ErrorCode, HostError, HostResultTooLarge
 from .host_functions import HostFunction, check_arguments, js_parameters
 
 PREVIEW_TEXT_LIMIT = 4 * 1024  # of a call's arguments and result kept for a person to read
@@ -35,7 +35,7 @@ def _executor() -> concurrent.futures.ThreadPoolExecutor:
     global _EXECUTOR
     if _EXECUTOR is None:
         _EXECUTOR = concurrent.futures.ThreadPoolExecutor(
-            max_workers=64, thread_name_prefix="run-repl-host"
+            max_workers=128, thread_name_prefix="run-repl-host"
         )
     return _EXECUTOR
 
@@ -46,6 +46,16 @@ class GuardRefused(Exception):
 
 class _Refused(ApprovalDenied):
     """The policy denies the path outright (nobody was asked)."""
+
+
+@dataclass(frozen=True)
+class HostErrorInfo:
+    """A host's own error, as it should reach the envelope if the snippet does
+    not catch it: its code, message and next actions, unchanged."""
+
+    code: str
+    message: str
+    next_actions: list[dict[str, Any]] | None = None
 
 
 @dataclass
@@ -60,6 +70,8 @@ class CallOutcome:
     decision: Decision | None = None
     interrupted: bool = False
     payload: Any = None  # the interrupt's payload
+    by_policy: bool = False  # the approval policy interrupted it (not the function itself)
+    host_error: HostErrorInfo | None = None
     started: float = field(default_factory=time.perf_counter)
 
     @property
@@ -116,10 +128,16 @@ class HostCallRunner:
         loop: asyncio.AbstractEventLoop,
         policy: ApprovalPolicy | None,
         resume_guard: ResumeGuard | None,
+        max_result_bytes: int,
+        max_sync_in_flight: int,
     ) -> None:
         self.loop = loop
         self.policy = policy
         self.resume_guard = resume_guard
+        self.max_result_bytes = max_result_bytes
+        # A run's sync calls take at most this many threads of the shared pool,
+        # so one busy run cannot starve another's calls.
+        self.sync_slots = asyncio.Semaphore(max_sync_in_flight)
         self.guard_task: asyncio.Task[None] | None = None
         self.executed = 0  # host functions invoked live
 
@@ -135,10 +153,21 @@ class HostCallRunner:
                 f"{'s' if n != 1 else ''}: {problem}.",
                 started=started,
             )
+        if fn.cli_only is not None:
+            return _cli_only(fn, ctx, started)
         decision: Decision | None = None
         try:
-            if self.policy is not None:
-                decision = self._apply_policy(fn, ctx)
+            try:
+                decision = self._decide(fn, ctx)
+            except Interrupt as it:
+                return CallOutcome(
+                    ok=False,
+                    interrupted=True,
+                    payload=it.payload,
+                    by_policy=True,
+                    decision="pending",
+                    started=started,
+                )
             if self.resume_guard is not None:
                 await self._pass_guard()
             self.executed += 1
@@ -165,6 +194,12 @@ class HostCallRunner:
                 details=he.details,
                 started=started,
             )
+            # The audit carries the host's own code; so does the envelope, if the
+            # snippet lets the error through.
+            outcome.error_code = he.host_code or ErrorCode.RUN_HOST_FUNCTION_ERROR
+            outcome.host_error = HostErrorInfo(
+                str(outcome.error_code), he.message, he.host_next_actions
+            )
             outcome.decision = decision
             return outcome
         except GuardRefused:
@@ -180,7 +215,17 @@ class HostCallRunner:
             outcome.decision = decision
             return outcome
         try:
-            wire = codec.encode(result)
+            wire = codec.encode(result, max_bytes=self.max_result_bytes)
+        except HostResultTooLarge as big:
+            outcome = failed(
+                ErrorCode.RUN_HOST_RESULT_TOO_LARGE,
+                f"{ctx.path}() returned more than max_host_result_bytes "
+                f"({big.limit:,} bytes as JSON; over it at {big.path}): ask for less per call.",
+                name="HostResultTooLargeError",
+                started=started,
+            )
+            outcome.decision = decision
+            return outcome
         except Exception as exc:
             ce = (
                 exc
@@ -200,9 +245,10 @@ class HostCallRunner:
     async def _invoke(self, fn: HostFunction, ctx: HostFunctionContext) -> Any:
         if fn.is_async:
             return await fn.fn(*ctx.args)
-        result = await self.loop.run_in_executor(
-            _executor(), contextvars.copy_context().run, fn.fn, *ctx.args
-        )
+        async with self.sync_slots:
+            result = await self.loop.run_in_executor(
+                _executor(), contextvars.copy_context().run, fn.fn, *ctx.args
+            )
         if inspect.isawaitable(result):
             result = await result
         return result
@@ -217,32 +263,55 @@ class HostCallRunner:
         except Exception as exc:
             raise GuardRefused(str(exc) or type(exc).__name__) from exc
 
-    def _apply_policy(self, fn: HostFunction, ctx: HostFunctionContext) -> Decision | None:
-        """'allow' runs, 'deny' refuses, 'ask' interrupts for a person (or, on
-        resume, runs or refuses as they decided)."""
-        assert self.policy is not None
-        mode = self.policy.mode(ctx.path)
-        if mode == "allow":
-            return None
+    def _decide(self, fn: HostFunction, ctx: HostFunctionContext) -> Decision | None:
+        """Whether the call may run: 'allow' runs, 'deny' refuses, 'ask' interrupts
+        for a person; on resume, what the person decided holds, whatever the
+        policy says now (only a 'deny' is stronger than their yes)."""
+        mode = self.policy.mode(ctx.path) if self.policy is not None else "allow"
         if mode == "deny":
             raise _Refused(f"{ctx.path}() is not allowed here (the approval policy denies it).")
-        if ctx.resume is None:
-            ctx.interrupt(
-                {
-                    "kind": "approval",
-                    "message": approval_message(fn, ctx),
-                    "path": ctx.path,
-                    "args": ctx.args,
-                }
-            )
-        assert ctx.resume is not None
-        if ctx.resume.resolution is not True:
-            raise ApprovalDenied(
-                f"{ctx.path}() was not approved.", interruption_id=ctx.resume.interruption_id
-            )
-        # The decision has been used; the function itself must not see it as its own resume.
-        ctx.resume = None
-        return "approved"
+        resume = ctx.resume
+        if resume is not None and resume.by_policy:
+            # The decision is used here: the function must not see it as its own resume.
+            ctx.resume = None
+            if resume.resolution is not True:
+                raise ApprovalDenied(
+                    f"{ctx.path}() was not approved.", interruption_id=resume.interruption_id
+                )
+            return "approved"
+        if mode == "allow":
+            return None
+        ctx.interrupt(
+            {
+                "kind": "approval",
+                "message": approval_message(fn, ctx),
+                "path": ctx.path,
+                "args": ctx.args,
+            }
+        )
+        return None  # not reached: interrupt raises
+
+
+def _cli_only(fn: HostFunction, ctx: HostFunctionContext, started: float) -> CallOutcome:
+    """A function whose input or output is a one-time secret: refused before it runs,
+    with the command that does the same for a person at a terminal."""
+    spec = fn.cli_only
+    command = spec.command(*ctx.args) if callable(spec.command) else spec.command
+    message = (
+        f"{ctx.path}() handles a one-time secret, so it runs only from the command line: "
+        f"`{command}`."
+    )
+    action = {"type": "run_cli_command", "command": str(command), "why": spec.why}
+    outcome = failed(
+        ErrorCode.RUN_HOST_FUNCTION_ERROR,
+        message,
+        name="SecretRequiresCliError",
+        host_code=str(ErrorCode.SECRET_REQUIRES_CLI),
+        started=started,
+    )
+    outcome.error_code = ErrorCode.SECRET_REQUIRES_CLI
+    outcome.host_error = HostErrorInfo(str(ErrorCode.SECRET_REQUIRES_CLI), message, [action])
+    return outcome
 
 
 def approval_message(fn: HostFunction, ctx: HostFunctionContext) -> str:

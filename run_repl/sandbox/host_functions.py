@@ -113,6 +113,7 @@ class HostFunction:
     fn: Callable[..., Any]
     is_async: bool
     approval: Any = None  # set by @requires_approval: an ApprovalSpec
+    cli_only: Any = None  # set by @requires_cli: a CliOnlySpec
 
     @property
     def signature(self) -> str:
@@ -199,8 +200,13 @@ def build_manifest(host_functions: Any) -> HostManifest:
             _check_name(name, where, top=not prefix)
             path = f"{prefix}.{name}" if prefix else name
             if callable(value) and not isinstance(value, type | types.ModuleType):
-                approval = getattr(value, "__run_repl_approval__", None)
-                functions[path] = HostFunction(path, value, _is_async(value), approval)
+                functions[path] = HostFunction(
+                    path,
+                    value,
+                    _is_async(value),
+                    getattr(value, "__run_repl_approval__", None),
+                    getattr(value, "__run_repl_cli__", None),
+                )
                 tree[name] = True
             elif isinstance(value, Mapping | types.ModuleType) or (
                 not callable(value)

@@ -33,6 +33,7 @@ class LedgerEntry:
     elapsed_ms: float = 0.0  # the guest clock when it settled
     interruption_id: str | None = None
     payload: Any = None  # the interrupt's payload, for whoever decides
+    by_policy: bool = False  # the approval policy interrupted it, not the function itself
     decision: str | None = None
 
     @property

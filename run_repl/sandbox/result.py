@@ -53,6 +53,9 @@ class CallRecord(_Envelope):
     error_message: str | None = None
     replayed: bool = False
     decision: Literal["approved", "denied", "refused", "pending"] | None = None
+    # False: the run ended (timeout, cancel, crash) and the call was still running after
+    # the grace period, so whether its effect happened is unknown. Never "failed".
+    settled: bool | None = None
     # The interruption this call is (or was) waiting on: set in the run that paused,
     # and in the resumed run that answers it.
     interruption_id: str | None = None

@@ -67,6 +67,7 @@ class RunRequest:
     cancel: asyncio.Event | None = None
     context: Mapping[str, Any] | None = None
     resume_guard: Callable[[], Any] | None = None
+    approvals: Mapping[str, str] | None = None
 
 
 class Runner:
@@ -127,13 +128,17 @@ class Runner:
         cancel: asyncio.Event | None = None,
         context: Mapping[str, Any] | None = None,
         resume_guard: Callable[[], Any] | None = None,
+        approvals: Mapping[str, str] | None = None,
     ) -> RunResult:
         """Run `source` (JavaScript or TypeScript, the body of an async function).
 
-        `limits` override the runner's field by field. `resume_guard` (with a
-        continuation) is called once, just before the resumed run's first live
-        host call (a sync one on a thread); if it raises, nothing live runs and
-        the run ends RUN_CONTINUATION_INVALID with its message."""
+        `limits` override the runner's field by field, and `approvals` its policy
+        entry by entry. `resume_guard` (with a continuation) is called once, just
+        before the resumed run's first live host call (a sync one on a thread); if
+        it raises, nothing live runs and the run ends RUN_CONTINUATION_INVALID with
+        its message."""
+        if limits is not None and not isinstance(limits, Limits):
+            raise TypeError("limits must be a run_repl.Limits")
         request = RunRequest(
             source,
             host_functions,
@@ -145,9 +150,8 @@ class Runner:
             cancel,
             context,
             resume_guard,
+            check_policy(approvals) if approvals else None,
         )
-        if limits is not None and not isinstance(limits, Limits):
-            raise TypeError("limits must be a run_repl.Limits")
         started = time.perf_counter()
         with self._lock:
             busy = self._in_flight >= self.max_runs_in_flight
@@ -218,12 +222,12 @@ class Runner:
             on_call=request.on_call,
             cancel=request.cancel,
             replay=replay,
-            policy=self._policy(manifest),
+            policy=self._policy(manifest, request.approvals),
             rewrite_log=functools.partial(rewrite_positions, prepared=prepared),
             resume_guard=guard,
         )
         outcome = await session.execute()
-        envelope = build_envelope(outcome, prepared, limits, run_id)
+        envelope = build_envelope(outcome, prepared, limits, run_id, manifest.tree)
         result = envelope.result
         if result.status == "interrupted":
             result.continuation = self._signer().sign(
@@ -321,9 +325,16 @@ class Runner:
             )
         return self._signer_cache
 
-    def _policy(self, manifest: HostManifest) -> ApprovalPolicy | None:
+    def _policy(
+        self, manifest: HostManifest, approvals: Mapping[str, str] | None
+    ) -> ApprovalPolicy | None:
         decorated = [p for p, f in manifest.functions.items() if f.approval is not None]
-        return ApprovalPolicy.build(self.approvals, decorated)
+        # A run's own entries come first, so its globs win over the runner's.
+        merged = {
+            **(approvals or {}),
+            **{k: v for k, v in self.approvals.items() if k not in (approvals or {})},
+        }
+        return ApprovalPolicy.build(merged, decorated)  # type: ignore[arg-type]
 
     # ------------------------------------------------------------------ storing
     async def _store(self, envelope: Envelope) -> None:
@@ -433,6 +444,7 @@ async def run(
     cancel: asyncio.Event | None = None,
     context: Mapping[str, Any] | None = None,
     resume_guard: Callable[[], Any] | None = None,
+    approvals: Mapping[str, str] | None = None,
 ) -> RunResult:
     """Run a snippet once, in a fresh sandbox, with these host functions."""
     return await _runner().run(
@@ -446,6 +458,7 @@ async def run(
         cancel=cancel,
         context=context,
         resume_guard=resume_guard,
+        approvals=approvals,
     )
 
 

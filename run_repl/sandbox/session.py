@@ -26,7 +26,14 @@ from .approval import ApprovalPolicy
 from .channel import WorkerChannel
 from .context import CancelledFlag, HostFunctionContext, Resume, bind
 from .errors import ErrorCode
-from .host_call import PREVIEW_TEXT_LIMIT, CallOutcome, GuardRefused, HostCallRunner, ResumeGuard
+from .host_call import (
+    PREVIEW_TEXT_LIMIT,
+    CallOutcome,
+    GuardRefused,
+    HostCallRunner,
+    HostErrorInfo,
+    ResumeGuard,
+)
 from .host_functions import HostManifest, did_you_mean
 from .limits import Limits, near_memory_limit
 from .replay import Answer, LedgerEntry, PendingInterrupt, ReplayCursor, ReplayPlan, args_digest
@@ -55,6 +62,7 @@ class SessionOutcome:
     worker_start_ms: float | None = None
     elapsed_ms: float = 0.0
     executed: int = 0
+    host_errors: dict[int, HostErrorInfo] = field(default_factory=dict)  # by call seq
 
 
 def failure(code: ErrorCode, message: str, **extra: Any) -> SessionOutcome:
@@ -108,6 +116,7 @@ class RunSession:
         self.ended_by_us = False
         self.worker_start_ms: float | None = None
         self.value_chunks: list[str] = []
+        self.host_errors: dict[int, HostErrorInfo] = {}
         self.running = 0  # host calls being served live
         self.t0 = 0.0
 
@@ -129,7 +138,11 @@ class RunSession:
         self.t0 = time.perf_counter()
         self.final = loop.create_future()
         self.host_calls = HostCallRunner(
-            loop=loop, policy=self.policy, resume_guard=self.resume_guard
+            loop=loop,
+            policy=self.policy,
+            resume_guard=self.resume_guard,
+            max_result_bytes=self.limits.max_host_result_bytes,
+            max_sync_in_flight=self.limits.max_sync_calls_in_flight,
         )
         if self.cancel is not None and self.cancel.is_set():
             return self._complete(
@@ -158,15 +171,16 @@ class RunSession:
             outcome = await self.final
         except asyncio.CancelledError:
             self._end_worker()
-            self._stop_tasks(ErrorCode.RUN_ABORTED)
+            self.cancelled.set()
+            self._abandon_calls("the run's task was cancelled")
             raise
         finally:
             deadline.cancel()
             if watcher is not None:
                 watcher.cancel()
             self._end_worker()
-        if outcome.kind != "interrupted" and self.tasks:
-            await self._wait_for_calls()
+        if self.tasks:
+            await self._settle_calls(stopped=self.ended_by_us or outcome.kind == "fail")
         return self._complete(outcome)
 
     def _job(self) -> dict[str, Any]:
@@ -201,19 +215,43 @@ class RunSession:
         outcome.worker_start_ms = self.worker_start_ms
         outcome.elapsed_ms = self.guest_clock()
         outcome.executed = self.host_calls.executed
+        outcome.host_errors = self.host_errors
         return outcome
 
-    async def _wait_for_calls(self) -> None:
-        """The snippet ended with calls still running: let them finish (within the
-        deadline) so the audit trail says what really happened."""
-        remaining = self.limits.timeout_ms / 1000 - (time.perf_counter() - self.t0)
+    async def _settle_calls(self, *, stopped: bool) -> None:
+        """The run has ended with host calls still running: it was stopped (its
+        deadline passed, it was cancelled, the sandbox died), or the snippet
+        returned without awaiting them. Give them the grace period (and, if the
+        snippet just returned, the rest of its deadline) to finish, so the audit
+        says what really happened. They can see `context.cancelled`."""
         pending = [t for t in self.tasks.values() if not t.done()]
         if not pending:
             return
-        _done, still = await asyncio.wait(pending, timeout=max(remaining, 0))
-        if still:
-            self._stop_tasks(ErrorCode.RUN_TIMEOUT)
-            await asyncio.wait(still, timeout=1)
+        wait = self.limits.host_call_grace_ms / 1000
+        if not stopped:
+            wait += max(self.limits.timeout_ms / 1000 - (time.perf_counter() - self.t0), 0)
+        self.cancelled.set()
+        try:
+            await asyncio.wait(pending, timeout=wait)
+        except asyncio.CancelledError:
+            self._abandon_calls("the run's task was cancelled")
+            raise
+        self._abandon_calls(
+            f"still running {self.limits.host_call_grace_ms:,} ms after the run ended"
+        )
+
+    def _abandon_calls(self, why: str) -> None:
+        """Calls still running: their outcome is unknown (`settled: false`), never a failure."""
+        for seq, task in self.tasks.items():
+            if task.done():
+                continue
+            record = self.calls.get(seq)
+            if record is not None and record.ok is None and record.settled is None:
+                record.settled = False
+                record.error_message = f"{why}: whether it took effect is unknown"
+                record.duration_ms = round(self.elapsed_ms() - record.started_at_ms, 3)
+                self._emit_call(record)
+            task.cancel()  # an async host function stops here; a sync one cannot be stopped
 
     def _end_worker(self) -> WorkerProcess | None:
         channel = self.channel
@@ -221,20 +259,6 @@ class RunSession:
             return None
         self.pool.release()
         return channel.close()
-
-    def _stop_tasks(self, code: ErrorCode) -> None:
-        self.cancelled.set()
-        for seq, task in self.tasks.items():
-            if not task.done():
-                task.cancel()
-                record = self.calls.get(seq)
-                if record is not None and record.ok is None:
-                    self._finish_record(
-                        record,
-                        ok=False,
-                        error_code=code,
-                        message="still running when the run ended",
-                    )
 
     def _resolve(self, outcome: SessionOutcome) -> None:
         if self.final is not None and not self.final.done():
@@ -246,7 +270,7 @@ class RunSession:
             return
         self.ended_by_us = True
         self._end_worker()
-        self._stop_tasks(code)
+        self.cancelled.set()  # host functions still running may look, and stop
         self._resolve(failure(code, message, **extra))
 
     def _on_timeout(self) -> None:
@@ -281,7 +305,7 @@ class RunSession:
                 how = f"signal {-status}"
         else:
             how = f"exit code {status}"
-        self._stop_tasks(ErrorCode.RUN_WORKER_CRASHED)
+        self.cancelled.set()
         self._resolve(
             failure(ErrorCode.RUN_WORKER_CRASHED, f"The sandbox process died unexpectedly ({how}).")
         )
@@ -453,8 +477,9 @@ class RunSession:
             record.interruption_id = old.interruption_id
             has, value = self.replay.resolution(old.interruption_id)
             entry.payload = old.payload
+            entry.by_policy = old.by_policy
             if has:
-                resume = Resume(old.interruption_id, old.payload, value)
+                resume = Resume(old.interruption_id, old.payload, value, old.by_policy)
                 record.decision = "pending"
                 plan = self.replay.plan
                 if plan is not None and plan.issued_at is not None:
@@ -478,22 +503,15 @@ class RunSession:
         self, fn: Any, ctx: HostFunctionContext, record: CallRecord, entry: LedgerEntry
     ) -> None:
         # `running` was counted when the task was made: an idle frame may come first.
+        # A cancelled call (abandoned after the grace) was recorded by _abandon_calls.
         try:
             try:
                 outcome = await self.host_calls.run(fn, ctx)
             except GuardRefused as refused:
                 self._refused_by_guard(record, str(refused))
                 return
-            except asyncio.CancelledError:
-                if record.ok is None:
-                    self._finish_record(
-                        record,
-                        ok=False,
-                        error_code=ErrorCode.RUN_ABORTED,
-                        message="cancelled: the run ended",
-                    )
-                raise
             if outcome.interrupted:
+                entry.by_policy = outcome.by_policy or entry.by_policy
                 self._on_interrupt(ctx, record, entry, outcome.payload)
             else:
                 self._finish_live(record, entry, outcome)
@@ -514,6 +532,8 @@ class RunSession:
         """A live call ended: record it, keep it in the ledger, answer the guest."""
         if outcome.decision is not None:
             record.decision = outcome.decision
+        if outcome.host_error is not None:
+            self.host_errors[record.seq] = outcome.host_error
         entry.ok = outcome.ok
         entry.wire = outcome.wire
         entry.decision = record.decision

@@ -45,12 +45,12 @@ async def test_timeout_kills_spinning_code(source: str) -> None:
     result = await run(source, limits=Limits(timeout_ms=300))
     elapsed = time.perf_counter() - started
     assert result.error.code == "RUN_TIMEOUT"
-    assert 0.25 < elapsed < 1.5
+    assert elapsed >= 0.3  # never before the deadline (how soon after: bench/engine.py)
     assert result.error.next_actions[0].type == "edit_request"
     await works()
 
 
-async def test_timeout_cancels_host_calls_in_flight() -> None:
+async def test_a_call_still_running_after_the_grace_is_unsettled_not_failed() -> None:
     cancelled = asyncio.Event()
 
     async def forever() -> None:
@@ -61,12 +61,53 @@ async def test_timeout_cancels_host_calls_in_flight() -> None:
             raise
 
     result = await run(
-        "await h.forever()", {"h": {"forever": forever}}, limits=Limits(timeout_ms=300)
+        "await h.forever()",
+        {"h": {"forever": forever}},
+        limits=Limits(timeout_ms=1000, host_call_grace_ms=200),
     )
     assert result.error.code == "RUN_TIMEOUT"
     await asyncio.sleep(0.05)
-    assert cancelled.is_set()
-    assert result.calls[0].ok is False and result.calls[0].error_code == "RUN_TIMEOUT"
+    assert cancelled.is_set()  # told, given the grace, then stopped
+    call = result.calls[0]
+    assert call.ok is None and call.settled is False and call.error_code is None
+    assert "unknown" in (call.error_message or "")
+    assert call.model_dump()["settled"] is False
+
+
+async def test_a_timeout_waits_for_calls_in_flight_so_the_audit_is_true() -> None:
+    # Seed 000: "A timeout waits for an SDK call already in flight to settle before it answers."
+    charged: list[str] = []
+
+    def charge(order_id: str) -> str:
+        time.sleep(1.0)
+        charged.append(order_id)
+        return "charged"
+
+    result = await run(
+        'await pay.charge("o1"); return 1',
+        {"pay": {"charge": charge}},
+        limits=Limits(timeout_ms=400),
+    )
+    assert result.error.code == "RUN_TIMEOUT"
+    assert charged == ["o1"]
+    (call,) = result.calls
+    assert call.ok is True and call.settled is None and call.error_code is None
+
+
+async def test_async_host_calls_see_the_run_stop_and_may_finish() -> None:
+    from run_repl import get_host_function_context
+
+    async def polite() -> str:
+        ctx = get_host_function_context()
+        await ctx.cancelled.wait()
+        return "stopped cleanly"
+
+    result = await run(
+        "await h.polite()", {"h": {"polite": polite}}, limits=Limits(timeout_ms=1000)
+    )
+    assert result.error.code == "RUN_TIMEOUT"
+    (call,) = result.calls
+    assert call.ok is True and call.result_text == '"stopped cleanly"'
 
 
 async def test_memory_limit() -> None:
@@ -166,11 +207,10 @@ async def test_cancel_stops_a_spinning_run_at_once() -> None:
     cancel = asyncio.Event()
     task = asyncio.ensure_future(run("while (true) {}", cancel=cancel))
     await asyncio.sleep(0.2)
-    started = time.perf_counter()
     cancel.set()
     result = await task
+    # Only the cancel can end a loop that never yields (how fast: bench/engine.py).
     assert result.error.code == "RUN_ABORTED"
-    assert time.perf_counter() - started < 0.1
     assert result.error.next_actions[0].type == "run_again"
     await works()
 
@@ -181,9 +221,11 @@ async def test_cancel_tells_host_calls_in_flight() -> None:
     cancel = asyncio.Event()
     flags: list[bool] = []
     task_cancelled = asyncio.Event()
+    started = asyncio.Event()
 
     async def wait() -> None:
         ctx = get_host_function_context()
+        started.set()
         try:
             await asyncio.sleep(30)
         except asyncio.CancelledError:
@@ -191,13 +233,21 @@ async def test_cancel_tells_host_calls_in_flight() -> None:
             task_cancelled.set()
             raise
 
-    job = asyncio.ensure_future(run("await h.wait()", {"h": {"wait": wait}}, cancel=cancel))
-    await asyncio.sleep(0.2)
+    job = asyncio.ensure_future(
+        run(
+            "await h.wait()",
+            {"h": {"wait": wait}},
+            cancel=cancel,
+            limits=Limits(host_call_grace_ms=100),
+        )
+    )
+    await asyncio.wait_for(started.wait(), 10)
     cancel.set()
     result = await job
     await asyncio.wait_for(task_cancelled.wait(), 1)
     assert result.error.code == "RUN_ABORTED"
     assert flags == [True]
+    assert result.calls[0].settled is False
 
 
 async def test_cancel_set_before_start() -> None:

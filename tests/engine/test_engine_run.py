@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import asyncio
+import threading
 import time
 
 import pytest
@@ -83,28 +84,29 @@ async def test_sync_host_functions_run_off_the_event_loop() -> None:
 
 
 async def test_concurrent_host_calls_overlap() -> None:
-    async def slow(x: int) -> int:
-        await asyncio.sleep(0.3)
+    # Each call waits for the other to have started: run one after the other, they never would.
+    started = {1: asyncio.Event(), 2: asyncio.Event()}
+
+    async def meet(x: int) -> int:
+        started[x].set()
+        await asyncio.wait_for(started[3 - x].wait(), 10)
         return x
 
-    started = time.perf_counter()
-    result = await run("await Promise.all([h.slow(1), h.slow(2)])", {"h": {"slow": slow}})
-    elapsed = time.perf_counter() - started
+    result = await run("await Promise.all([h.meet(1), h.meet(2)])", {"h": {"meet": meet}})
     assert result.value == [1, 2]
-    assert elapsed < 0.55, elapsed
 
 
 async def test_sync_host_calls_overlap_too() -> None:
-    def slow(x: int) -> int:
-        time.sleep(0.3)
+    barrier = threading.Barrier(3, timeout=10)
+
+    def meet(x: int) -> int:
+        barrier.wait()  # all three threads at once, or BrokenBarrierError
         return x
 
-    started = time.perf_counter()
     result = await run(
-        "await Promise.all([h.slow(1), h.slow(2), h.slow(3)])", {"h": {"slow": slow}}
+        "await Promise.all([h.meet(1), h.meet(2), h.meet(3)])", {"h": {"meet": meet}}
     )
     assert result.value == [1, 2, 3]
-    assert time.perf_counter() - started < 0.6
 
 
 async def test_logs_stream_live_with_levels() -> None:

@@ -828,7 +828,7 @@ function settle(id, ok, mode, text, elapsed) {
   }
   // value: {code, message, name?, host_code?, details?}
   const code = value.code || "RUN_HOST_FUNCTION_ERROR";
-  const err = makeError(code, value.message, { path: c.path, site: c.site });
+  const err = makeError(code, value.message, { path: c.path, site: c.site, seq: id });
   if (value.name) defineProperty(err, "name", { value: value.name, writable: true, configurable: true });
   if (value.host_code !== undefined) defineProperty(err, "hostCode", { value: value.host_code, writable: false, configurable: false, enumerable: true });
   if (value.details !== undefined) defineProperty(err, "details", { value: value.details, writable: false, configurable: false, enumerable: true });

@@ -4,8 +4,9 @@ A library on its own: it imports no UI toolkit and no store.
 """
 
 from .approval import requires_approval
+from .cli_only import requires_cli
 from .context import HostFunctionContext, Resume, get_host_function_context
-from .errors import ApprovalDenied, ErrorCode, HostError, RunReplError
+from .errors import ApprovalDenied, ErrorCode, HostError, RunReplError, ValuesError
 from .limits import Limits
 from .result import CallRecord, Interruption, LogLine, RunErrorInfo, RunResult, ValueWindow
 from .runner import Runner, create_runner, run, run_sync
@@ -49,9 +50,11 @@ __all__ = [
     "RunResult",
     "Runner",
     "ValueWindow",
+    "ValuesError",
     "create_runner",
     "get_host_function_context",
     "requires_approval",
+    "requires_cli",
     "run",
     "run_sync",
 ]

@@ -149,6 +149,7 @@ class ContinuationSigner:
         source: str,
         manifest_digest: str,
         context: Mapping[str, Any] | None,
+        values_digest: str | None = None,
         logical_run_id: str,
         seed: list[int],
         clock_ms: int,
@@ -166,6 +167,7 @@ class ContinuationSigner:
             "exp": round(now + self.max_age_s, 3),
             "src": source_digest(source),
             "man": manifest_digest,
+            "val": values_digest,
             "run": logical_run_id,
             "seed": seed,
             "clock": clock_ms,
@@ -200,6 +202,7 @@ class ContinuationSigner:
         source: str,
         manifest_digest: str,
         context: Mapping[str, Any] | None,
+        values_digest: str | None = None,
     ) -> ContinuationState:
         """What the token says; raises ContinuationInvalid."""
         if not isinstance(token, str) or len(token) > MAX_TOKEN_BYTES:
@@ -236,6 +239,10 @@ class ContinuationSigner:
             )
         if body.get("man") != manifest_digest:
             raise ContinuationInvalid("the continuation is for another set of host functions")
+        if body.get("val") != values_digest:
+            raise ContinuationInvalid(
+                "the continuation is for a run with other values: resume with the same values"
+            )
         if (body.get("ctx") or None) != (dict(context) if context else None):
             raise ContinuationInvalid(
                 "the continuation is bound to another context (tenant or user)"

@@ -114,7 +114,12 @@ def _build(
         else:
             fields.update(
                 value_kind=_kind_of_path(window.path),
-                value_window=ValueWindow(path=window.path, items=window.items, rest=window.rest),
+                value_window=ValueWindow(
+                    path=window.path,
+                    items=window.items,
+                    rest=window.window_rest,
+                    rest_omitted=window.rest_omitted,
+                ),
             )
         envelope.result = RunResult(status="ok", **fields, **common)
         return envelope

@@ -39,6 +39,7 @@ class Kind(IntEnum):
     # worker -> parent
     READY = ord("Y")
     HOST_CALL = ord("C")
+    REFUSED_CALL = ord("U")  # a call the guest refused itself (never sent, never answered)
     LOG_BATCH = ord("G")  # a JSON array of [level index, text]
     IDLE = ord("I")  # nothing left to run, and no call the parent may still answer
     VALUE_CHUNK = ord("V")  # a JSON array of items of a large value, before DONE
@@ -104,6 +105,12 @@ def host_call_frame(seq: int, path: str, mode: str, text: str) -> bytes:
     return frame(Kind.HOST_CALL, body)
 
 
+def refused_call_frame(seq: int, path: str, error_json: str) -> bytes:
+    encoded = path.encode("utf-8", "surrogatepass")
+    body = CALL.pack(seq, len(encoded)) + encoded + error_json.encode("utf-8", "surrogatepass")
+    return frame(Kind.REFUSED_CALL, body)
+
+
 @dataclass(frozen=True, slots=True)
 class Ready:
     pass
@@ -114,6 +121,14 @@ class HostCall:
     seq: int
     path: str
     wire: str  # mode + JSON text of the arguments
+
+
+@dataclass(frozen=True, slots=True)
+class RefusedCall:
+    seq: int
+    path: str
+    code: str
+    message: str
 
 
 @dataclass(frozen=True, slots=True)
@@ -147,7 +162,9 @@ class Internal:
     text: str
 
 
-WorkerMessage = Ready | HostCall | LogBatch | Idle | ValueChunk | Done | Fail | Internal
+WorkerMessage = (
+    Ready | HostCall | RefusedCall | LogBatch | Idle | ValueChunk | Done | Fail | Internal
+)
 
 
 def decode(kind: int, payload: bytes) -> WorkerMessage:
@@ -158,6 +175,16 @@ def decode(kind: int, payload: bytes) -> WorkerMessage:
             start = CALL.size
             return HostCall(
                 seq, payload[start : start + path_len].decode(), _text(payload[start + path_len :])
+            )
+        case Kind.REFUSED_CALL:
+            seq, path_len = CALL.unpack_from(payload)
+            start = CALL.size
+            error = json.loads(_text(payload[start + path_len :]))
+            return RefusedCall(
+                seq,
+                _text(payload[start : start + path_len]),
+                str(error.get("code")),
+                str(error.get("message")),
             )
         case Kind.LOG_BATCH:
             return LogBatch([(int(level), str(text)) for level, text in json.loads(_text(payload))])

@@ -130,6 +130,8 @@ class HostManifest:
     functions: dict[str, HostFunction]
     tree: dict[str, Any]  # nested dicts; a leaf (function) is True
     digest: str = field(default="")
+    # Names of a module or object that are not host functions, and why (shown by `run-repl host`).
+    skipped: tuple[tuple[str, str], ...] = ()
 
     @property
     def paths(self) -> list[str]:
@@ -143,23 +145,38 @@ def _is_async(fn: Callable[..., Any]) -> bool:
     return call is not None and inspect.iscoroutinefunction(call)
 
 
-def _public_callables(obj: Any) -> dict[str, Any]:
+def _public_callables(obj: Any) -> tuple[dict[str, Any], list[tuple[str, str]]]:
+    """A module's or an object's functions, and what was left out and why.
+
+    A module gives the functions it defines (or those its `__all__` names);
+    classes, constants, private names and names imported from elsewhere are
+    not host functions: a module that defines the dataclass its functions
+    return is the usual shape of a host module."""
     out: dict[str, Any] = {}
+    skipped: list[tuple[str, str]] = []
     names = getattr(obj, "__all__", None)
+    module = isinstance(obj, types.ModuleType)
     for name in names if names is not None else dir(obj):
-        if name.startswith("_"):
+        if not isinstance(name, str) or name.startswith("_"):
             continue
         try:
             value = getattr(obj, name)
         except Exception:
+            skipped.append((name, "could not be read"))
             continue
-        if isinstance(obj, types.ModuleType) and names is None:
+        if isinstance(value, type):
+            skipped.append((name, "a class"))
+            continue
+        if module and names is None and getattr(value, "__module__", obj.__name__) != obj.__name__:
             # A module's namespace is what it defines, not what it imported.
-            if getattr(value, "__module__", obj.__name__) != obj.__name__:
-                continue
+            if callable(value):
+                skipped.append((name, f"imported from {getattr(value, '__module__', '?')}"))
+            continue
         if callable(value) or isinstance(value, Mapping):
             out[name] = value
-    return out
+        elif not isinstance(value, types.ModuleType):
+            skipped.append((name, f"a constant ({type(value).__name__})"))
+    return out, skipped
 
 
 def _check_name(name: Any, where: str, top: bool) -> str:
@@ -184,6 +201,7 @@ def _check_name(name: Any, where: str, top: bool) -> str:
 def build_manifest(host_functions: Any) -> HostManifest:
     """Flatten host functions into a manifest; raise HostFunctionsError if malformed."""
     functions: dict[str, HostFunction] = {}
+    skipped: list[tuple[str, str]] = []
 
     def walk(node: Any, prefix: str, depth: int) -> dict[str, Any]:
         if depth > 16:
@@ -193,7 +211,8 @@ def build_manifest(host_functions: Any) -> HostManifest:
         if isinstance(node, Mapping):
             entries = dict(node)
         else:
-            entries = _public_callables(node)
+            entries, left_out = _public_callables(node)
+            skipped.extend((f"{prefix}.{n}" if prefix else n, why) for n, why in left_out)
         tree: dict[str, Any] = {}
         for name, value in entries.items():
             where = f" (in {prefix})" if prefix else ""
@@ -229,7 +248,7 @@ def build_manifest(host_functions: Any) -> HostManifest:
             "a module or an object, not a single function."
         )
     tree = walk(host_functions, "", 0)
-    return HostManifest(functions, tree, _digest(sorted(functions)))
+    return HostManifest(functions, tree, _digest(sorted(functions)), tuple(skipped))
 
 
 def _digest(paths: list[str]) -> str:

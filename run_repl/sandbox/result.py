@@ -94,6 +94,9 @@ class ValueWindow(_Envelope):
     path: str
     items: list[Any]
     rest: dict[str, Any] | None = None
+    # Other fields too long to show beside the items (more than half the window): by
+    # name only; every page `expand` returns carries them whole in its `rest`.
+    rest_omitted: list[str] | None = None
 
 
 class Interruption(_Envelope):

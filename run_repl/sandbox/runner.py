@@ -36,6 +36,7 @@ from .limits import Limits
 from .replay import ReplayPlan
 from .result import RunErrorInfo, RunResult, plain_error
 from .result_store import MemoryResultStore, Page, ResultStore, page_of
+from .scope_values import encode_values, values_digest
 from .session import CallCallback, LogCallback, RunSession
 from .source import check_source, prepare_source
 from .worker_pool import WorkerPool, default_pool
@@ -68,6 +69,7 @@ class RunRequest:
     context: Mapping[str, Any] | None = None
     resume_guard: Callable[[], Any] | None = None
     approvals: Mapping[str, str] | None = None
+    values: Mapping[str, Any] | None = None
 
 
 class Runner:
@@ -129,11 +131,13 @@ class Runner:
         context: Mapping[str, Any] | None = None,
         resume_guard: Callable[[], Any] | None = None,
         approvals: Mapping[str, str] | None = None,
+        values: Mapping[str, Any] | None = None,
     ) -> RunResult:
         """Run `source` (JavaScript or TypeScript, the body of an async function).
 
         `limits` override the runner's field by field, and `approvals` its policy
-        entry by entry. `resume_guard` (with a continuation) is called once, just
+        entry by entry. `values` are plain data the snippet sees as frozen globals
+        (copied in; a bad name or value raises ValuesError here). `resume_guard` (with a continuation) is called once, just
         before the resumed run's first live host call (a sync one on a thread); if
         it raises, nothing live runs and the run ends RUN_CONTINUATION_INVALID with
         its message."""
@@ -151,6 +155,7 @@ class Runner:
             context,
             resume_guard,
             check_policy(approvals) if approvals else None,
+            values,
         )
         started = time.perf_counter()
         with self._lock:
@@ -187,6 +192,7 @@ class Runner:
         if problem is not None:
             return _failed(run_id, problem)
         manifest = build_manifest(request.host_functions)
+        values_wire = encode_values(request.values, manifest.tree, limits.max_values_bytes)
         try:
             prepared = prepare_source(request.source)
         except TypeScriptSyntaxError as exc:
@@ -202,7 +208,7 @@ class Runner:
         clock_ms = int(time.time() * 1000)
         if request.continuation is not None:
             try:
-                state, replay = self._resume_plan(request, manifest)
+                state, replay = self._resume_plan(request, manifest, values_wire)
             except ContinuationInvalid as exc:
                 error = plain_error(ErrorCode.RUN_CONTINUATION_INVALID, f"Cannot resume: {exc}.")
                 return _failed(run_id, error)
@@ -225,6 +231,7 @@ class Runner:
             policy=self._policy(manifest, request.approvals),
             rewrite_log=functools.partial(rewrite_positions, prepared=prepared),
             resume_guard=guard,
+            values_wire=values_wire,
         )
         outcome = await session.execute()
         envelope = build_envelope(outcome, prepared, limits, run_id, manifest.tree)
@@ -234,6 +241,7 @@ class Runner:
                 source=request.source,
                 manifest_digest=manifest.digest,
                 context=request.context,
+                values_digest=values_digest(values_wire),
                 logical_run_id=logical_run_id,
                 seed=seed,
                 clock_ms=clock_ms,
@@ -256,13 +264,14 @@ class Runner:
 
     # ------------------------------------------------------------------ resuming
     def _resume_plan(
-        self, request: RunRequest, manifest: HostManifest
+        self, request: RunRequest, manifest: HostManifest, values_wire: str | None
     ) -> tuple[ContinuationState, ReplayPlan]:
         state = self._signer().verify(
             request.continuation,
             source=request.source,
             manifest_digest=manifest.digest,
             context=request.context,
+            values_digest=values_digest(values_wire),
         )
         answers: dict[str, Any] = {}
         for item in request.resolutions or []:
@@ -445,6 +454,7 @@ async def run(
     context: Mapping[str, Any] | None = None,
     resume_guard: Callable[[], Any] | None = None,
     approvals: Mapping[str, str] | None = None,
+    values: Mapping[str, Any] | None = None,
 ) -> RunResult:
     """Run a snippet once, in a fresh sandbox, with these host functions."""
     return await _runner().run(
@@ -459,6 +469,7 @@ async def run(
         context=context,
         resume_guard=resume_guard,
         approvals=approvals,
+        values=values,
     )
 
 

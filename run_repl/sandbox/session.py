@@ -89,8 +89,10 @@ class RunSession:
         policy: ApprovalPolicy | None = None,
         rewrite_log: Callable[[str], str] | None = None,
         resume_guard: ResumeGuard | None = None,
+        values_wire: str | None = None,
     ) -> None:
         self.code = code
+        self.values_wire = values_wire
         self.manifest = manifest
         self.limits = limits
         self.pool = pool
@@ -199,8 +201,13 @@ class RunSession:
                     "maxValueBytes": limits.max_value_bytes,
                     "maxHostCalls": limits.max_host_calls,
                     "maxInFlight": limits.max_host_calls_in_flight,
+                    "maxArgumentBytes": limits.max_host_argument_bytes,
+                    "maxArgumentBytesPerRun": limits.max_host_argument_bytes_per_run,
                     "clockMs": self.clock_ms,
                     "seed": self.seed,
+                    "values": [self.values_wire[0], self.values_wire[1:]]
+                    if self.values_wire
+                    else None,
                 }
             ),
         }
@@ -315,6 +322,8 @@ class RunSession:
         match message:
             case frames.HostCall(seq, path, wire):
                 self._on_host_call(seq, path, wire)
+            case frames.RefusedCall(seq, path, code, text):
+                self._on_refused(seq, path, code, text)
             case frames.LogBatch(lines):
                 self._on_logs(lines)
             case frames.Idle(stats):
@@ -403,6 +412,23 @@ class RunSession:
             traceback.print_exc()
 
     # ------------------------------------------------------------ host calls
+    def _on_refused(self, seq: int, path: str, code: str, message: str) -> None:
+        """A call the guest refused before sending it: in the audit, never run."""
+        if seq in self.calls:
+            return
+        record = CallRecord(
+            seq=seq,
+            path=path,
+            args_preview="(…)",
+            started_at_ms=round(self.elapsed_ms(), 3),
+            ok=False,
+            duration_ms=0.0,
+            error_code=code if code in ErrorCode.__members__ else ErrorCode.RUN_EXCEPTION,
+            error_message=message[:PREVIEW_TEXT_LIMIT],
+        )
+        self.calls[seq] = record
+        self._emit_call(record)
+
     def _on_host_call(self, seq: int, path: str, wire: str) -> None:
         try:
             args = codec.decode(wire)

@@ -11,7 +11,10 @@ whole items that fit the same budget, counted as
     $lines     a string's lines
 
 The budget counts the lines of `rest`, two lines of brackets, and each
-item's lines; a window always holds at least one item. A string is measured
+item's lines; a window always holds at least one item. So that `rest` can
+never push a window over the budget, other fields that take more than half of
+it (REST_LINES) stay out of the window: `rest_omitted` names them, and every
+page `expand` returns carries them whole in its `rest`. A string is measured
 by its own lines (its JSON is one line however long it is).
 
 The whole value is kept by item, in chunks of CHUNK_ITEMS, so `expand` can
@@ -27,6 +30,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 BUDGET_LINES = 200
+REST_LINES = BUDGET_LINES // 2  # at most this much of the window for an object's other fields
 CHUNK_ITEMS = 1000
 _IDENT = re.compile(r"^[A-Za-z_$][A-Za-z0-9_$]*$")
 
@@ -103,6 +107,13 @@ def fits_inline(value: Any) -> bool:
     return pretty_lines(value, BUDGET_LINES) <= BUDGET_LINES
 
 
+def shown_rest(rest: dict[str, Any] | None) -> tuple[dict[str, Any] | None, list[str] | None]:
+    """The other fields as the window shows them: whole, or (over REST_LINES) only named."""
+    if rest is None or pretty_lines(rest, REST_LINES) <= REST_LINES:
+        return rest, None
+    return None, list(rest)
+
+
 def leading_items(items: Iterable[Any], rest: dict[str, Any] | None) -> list[Any]:
     """The leading whole items that fit the budget (always at least one)."""
     budget = BUDGET_LINES - 2 - (pretty_lines(rest, BUDGET_LINES) if rest else 0)
@@ -134,10 +145,12 @@ class Window:
     value: Any
     path: str
     items: list[Any]
-    rest: dict[str, Any] | None
+    rest: dict[str, Any] | None  # all the other fields (stored, and returned by expand)
     shown: int
     total: int
     chunks: list[str] = field(default_factory=list, repr=False)  # JSON arrays of CHUNK_ITEMS items
+    window_rest: dict[str, Any] | None = None  # the other fields the window itself shows
+    rest_omitted: list[str] | None = None  # the ones it leaves out (too long), by name
 
 
 def window_of_value(value: Any) -> Window:
@@ -147,8 +160,20 @@ def window_of_value(value: Any) -> Window:
     chunks = chunk_texts(itemized.items)
     if fits_inline(value):
         return Window(True, value, itemized.path, [], itemized.rest, total, total, chunks)
-    shown = leading_items(itemized.items, itemized.rest)
-    return Window(False, None, itemized.path, shown, itemized.rest, len(shown), total, chunks)
+    window_rest, omitted = shown_rest(itemized.rest)
+    shown = leading_items(itemized.items, window_rest)
+    return Window(
+        False,
+        None,
+        itemized.path,
+        shown,
+        itemized.rest,
+        len(shown),
+        total,
+        chunks,
+        window_rest,
+        omitted,
+    )
 
 
 def window_of_chunks(path: str, total: int, chunks: list[str], rest_text: str | None) -> Window:
@@ -158,5 +183,6 @@ def window_of_chunks(path: str, total: int, chunks: list[str], rest_text: str | 
     BUDGET_LINES items, and a chunk holds CHUNK_ITEMS."""
     rest = json.loads(rest_text) if rest_text else None
     first = json.loads(chunks[0]) if chunks else []
-    shown = leading_items(first, rest)
-    return Window(False, None, path, shown, rest, len(shown), total, chunks)
+    window_rest, omitted = shown_rest(rest)
+    shown = leading_items(first, window_rest)
+    return Window(False, None, path, shown, rest, len(shown), total, chunks, window_rest, omitted)

@@ -76,7 +76,10 @@ async def test_unknown_member_with_did_you_mean() -> None:
     assert result.error.path == "store.listOrder"
     assert result.error.did_you_mean == ["store.listOrders"]
     assert result.error.line == 1
-    assert result.calls == []  # nothing was sent
+    # Nothing was sent, but the attempt is in the audit, refused.
+    (refused,) = result.calls
+    assert refused.path == "store.listOrder" and refused.ok is False
+    assert refused.error_code == "RUN_UNKNOWN_MEMBER"
 
 
 async def test_unknown_member_suggests_where_the_name_lives() -> None:
@@ -148,7 +151,12 @@ async def test_argument_not_cloneable_names_the_path_and_does_not_call() -> None
     assert result.error.code == "RUN_ARGUMENT_NOT_CLONEABLE"
     assert "arguments[0].items[1].handler" in result.error.message
     assert called == []
-    assert result.calls == []
+    (refused,) = result.calls
+    assert (refused.path, refused.ok, refused.error_code) == (
+        "h.save",
+        False,
+        "RUN_ARGUMENT_NOT_CLONEABLE",
+    )
 
 
 @pytest.mark.parametrize(

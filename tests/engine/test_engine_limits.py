@@ -167,7 +167,8 @@ async def test_max_host_calls() -> None:
         limits=Limits(max_host_calls=5),
     )
     assert result.error.code == "RUN_BRIDGE_LIMIT"
-    assert len(result.calls) == 5
+    assert [c.ok for c in result.calls] == [True] * 5 + [False]  # the sixth is refused
+    assert result.calls[5].error_code == "RUN_BRIDGE_LIMIT" and result.calls[5].seq == 6
     await works()
 
 

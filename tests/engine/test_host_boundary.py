@@ -226,3 +226,177 @@ async def test_out_of_memory_never_names_null() -> None:
     assert result.error is not None and result.error.code == "RUN_MEMORY_EXCEEDED"
     assert result.error.name is None
     assert "name" not in result.error.model_dump()
+
+
+async def test_every_attempted_call_is_in_the_audit_and_on_call() -> None:
+    # Seed 002: onCall sees every function call, refused ones included.
+    seen: list[tuple[int, str, bool | None, str | None]] = []
+    result = await run(
+        "try { await s.nope() } catch {}\n"
+        "try { await s.f(() => 1) } catch {}\n"
+        "try { await s.f('x'.repeat(2000)) } catch {}\n"
+        "await s.f(1); 1",
+        {"s": {"f": lambda x=None: 1}},
+        on_call=lambda c: seen.append((c.seq, c.path, c.ok, c.error_code)),
+        limits=Limits(max_host_argument_bytes=1000),
+    )
+    assert result.status == "ok"
+    assert [(c.seq, c.path, c.ok, c.error_code) for c in result.calls] == [
+        (1, "s.nope", False, "RUN_UNKNOWN_MEMBER"),
+        (2, "s.f", False, "RUN_ARGUMENT_NOT_CLONEABLE"),
+        (3, "s.f", False, "RUN_ARGUMENT_TOO_LARGE"),
+        (4, "s.f", True, None),
+    ]
+    assert [s for s in seen if s[2] is False] == [
+        (1, "s.nope", False, "RUN_UNKNOWN_MEMBER"),
+        (2, "s.f", False, "RUN_ARGUMENT_NOT_CLONEABLE"),
+        (3, "s.f", False, "RUN_ARGUMENT_TOO_LARGE"),
+    ]
+
+
+async def test_arguments_are_bounded_per_call_and_per_run_in_the_sandbox() -> None:
+    got: list[int] = []
+    hosts = {"app": {"sink": lambda s: got.append(len(s)) or len(s)}}
+    one = await run("await app.sink('x'.repeat(2 << 20))", hosts)
+    assert one.error is not None and one.error.code == "RUN_ARGUMENT_TOO_LARGE"
+    assert "max_host_argument_bytes" in one.error.message and got == []
+    # Multi-byte text is counted in UTF-8 bytes, not characters.
+    wide = await run(
+        "await app.sink('é'.repeat(600))", hosts, limits=Limits(max_host_argument_bytes=1000)
+    )
+    assert wide.error is not None and wide.error.code == "RUN_ARGUMENT_TOO_LARGE"
+    budget = await run(
+        "const s = 'x'.repeat(100_000); for (;;) await app.sink(s)",
+        hosts,
+        limits=Limits(max_host_argument_bytes_per_run=1_000_000),
+    )
+    assert budget.error is not None and budget.error.code == "RUN_ARGUMENT_TOO_LARGE"
+    assert "max_host_argument_bytes_per_run" in budget.error.message
+    assert len([c for c in budget.calls if c.ok]) == 9  # 9 × 100,002 bytes fit in 1,000,000
+    assert got == [100_000] * 9
+
+
+async def test_values_are_frozen_globals_copied_in() -> None:
+    import datetime as dt
+
+    user = {"name": "ann", "roles": ["admin"]}
+    files = [{"name": "a.txt", "size": 3, "at": dt.datetime(2024, 1, 2, tzinfo=dt.UTC)}]
+    result = await run(
+        """
+        const changed = (() => { try { user.name = 'eve'; return 'changed' } catch (e) { return e.constructor.name } })()
+        let pushed; try { user.roles.push('root'); pushed = 'pushed' } catch (e) { pushed = 'refused' }
+        return [user.name, changed, pushed, files[0].at instanceof Date, files.length, typeof globalThis.user]
+        """,
+        values={"user": user, "files": files},
+    )
+    assert result.value == ["ann", "TypeError", "refused", True, 1, "object"]
+    assert user == {"name": "ann", "roles": ["admin"]}  # the host's own object never changed
+
+
+@pytest.mark.parametrize(
+    "values, match",
+    [
+        ({"store": 1}, "also a host namespace"),
+        ({"JSON": 1}, "reserved word or one of the sandbox's own globals"),
+        ({"delete": 1}, "reserved word"),
+        ({"not-a-name": 1}, "not a JavaScript identifier"),
+        ({"x": lambda: 1}, "values.x"),
+        ({"big": "x" * (5 << 20)}, "max_values_bytes"),
+    ],
+)
+async def test_bad_values_are_refused_at_the_call(values: dict[str, Any], match: str) -> None:
+    from run_repl import ValuesError
+
+    with pytest.raises(ValuesError, match=match):
+        await run("1", {"store": {"f": lambda: 1}}, values=values)
+
+
+async def test_a_resume_must_see_the_same_values() -> None:
+    @requires_approval
+    def act() -> int:
+        return 1
+
+    runner = create_runner(secret=SECRET)
+    hosts = {"h": {"act": act}}
+    first = await runner.run("await h.act(); user.id", hosts, values={"user": {"id": 1}})
+    answer = [{"interruption_id": first.interruptions[0].id, "value": True}]
+    same = await runner.run(
+        "await h.act(); user.id",
+        hosts,
+        continuation=first.continuation,
+        resolutions=answer,
+        values={"user": {"id": 1}},
+    )
+    assert same.value == 1
+    other = await runner.run(
+        "await h.act(); user.id",
+        hosts,
+        continuation=first.continuation,
+        resolutions=answer,
+        values={"user": {"id": 2}},
+    )
+    assert other.error is not None and other.error.code == "RUN_CONTINUATION_INVALID"
+    assert "other values" in other.error.message
+
+
+async def test_a_module_with_classes_constants_and_imports_is_a_host(tmp_path: Any) -> None:
+    import importlib.util
+    import sys
+
+    (tmp_path / "mytools_host.py").write_text(
+        "from dataclasses import dataclass\n"
+        "from os.path import join\n"
+        "LIMIT = 10\n"
+        "@dataclass\n"
+        "class Order:\n"
+        "    id: str\n"
+        "    amount: int\n"
+        "def list_orders(customer_id: str) -> list[Order]:\n"
+        "    return [Order('o1', 5)][:LIMIT]\n"
+        "def _helper() -> None: ...\n"
+    )
+    spec = importlib.util.spec_from_file_location("mytools_host", tmp_path / "mytools_host.py")
+    assert spec is not None and spec.loader is not None
+    module = importlib.util.module_from_spec(spec)
+    sys.modules["mytools_host"] = module
+    spec.loader.exec_module(module)
+    try:
+        result = await run('await tools.list_orders("c")', {"tools": module})
+        assert result.value == [{"id": "o1", "amount": 5}]
+        from run_repl.sandbox.host_functions import build_manifest
+
+        manifest = build_manifest({"tools": module})
+        assert manifest.paths == ["tools.list_orders"]
+        assert dict(manifest.skipped) == {
+            "tools.LIMIT": "a constant (int)",
+            "tools.Order": "a class",
+            "tools.dataclass": "imported from dataclasses",
+            "tools.join": "imported from posixpath",
+        }
+    finally:
+        del sys.modules["mytools_host"]
+
+
+@pytest.mark.parametrize("rows", [2, 3000])
+async def test_large_other_fields_never_push_the_window_over_its_budget(rows: int) -> None:
+    import json
+
+    runner = create_runner()
+    result = await runner.run(
+        f'({{ tags: Array.from({{length: {rows}}}, (_, i) => "t" + i), '
+        'config: Object.fromEntries(Array.from({length: 400}, (_, i) => ["k" + i, i])) })'
+    )
+    window = result.value_window
+    assert window is not None
+    lines = len(json.dumps(window.model_dump(), indent=2).splitlines())
+    assert window.path == "$.tags" and result.total == rows
+    assert window.rest is None and window.rest_omitted == ["config"]
+    assert lines <= 200 + 10, lines  # the window's own few lines of framing aside
+    page = runner.expand(result.value_ref, 0, 1)  # the omitted fields come with every page
+    assert page.rest is not None and len(page.rest["config"]) == 400
+
+
+async def test_small_other_fields_stay_beside_the_rows() -> None:
+    result = await run("({ count: 3000, rows: Array.from({length: 3000}, (_, i) => ({ i })) })")
+    assert result.value_window is not None and result.value_window.path == "$.rows"
+    assert result.value_window.rest == {"count": 3000}

@@ -112,6 +112,8 @@ const config = {
   maxValueBytes: 4 << 20,
   maxHostCalls: 10000,
   maxInFlight: 256,
+  maxArgumentBytes: 1048576,
+  maxArgumentBytesPerRun: 67108864,
   clockMs: 0,
 };
 let clockElapsed = 0;        // ms of run time the guest has seen (moves when a call settles)
@@ -760,20 +762,35 @@ function userSite() {
   return typeof stack === "string" ? stack : "";
 }
 
+// Every call the snippet attempts gets the next number, run or refused, so the
+// audit lists them in order; a replay numbers them the same way.
+let callSeq = 0;
+let argumentBytes = 0;  // sent to the host so far in this run
+
+function refused(id, path, err) {
+  // The parent records a refused call too (it never ran); past the call budget,
+  // refusals are no longer reported one by one.
+  if (id <= config.maxHostCalls + 1) {
+    post("refused", id, path, JSONstringify({ code: err.code, message: err.message }));
+  }
+  return rejectedCall(err);
+}
+
 function hostCall(path, args) {
   const site = userSite();
+  const id = ++callSeq;
   if (finished || returning) {
     const late = makeError("RUN_DETACHED_CALL", path + "() was called after the snippet returned (from its value's toJSON or a getter?): it was not run.", { path, site });
     if (!lateCall) lateCall = late;
     return rejectedCall(late);
   }
-  if (callsStarted >= config.maxHostCalls) {
-    return rejectedCall(makeError("RUN_BRIDGE_LIMIT",
+  if (id > config.maxHostCalls) {
+    return refused(id, path, makeError("RUN_BRIDGE_LIMIT",
       "More than " + config.maxHostCalls + " host calls in one run (max_host_calls); " + path + "() was not called.",
       { path, site }));
   }
   if (callsInFlight >= config.maxInFlight) {
-    return rejectedCall(makeError("RUN_BRIDGE_LIMIT",
+    return refused(id, path, makeError("RUN_BRIDGE_LIMIT",
       "More than " + config.maxInFlight + " host calls at once (max_host_calls_in_flight); " + path + "() was not called.",
       { path, site }));
   }
@@ -782,19 +799,32 @@ function hostCall(path, args) {
     wire = encodeWire(args, "arguments");
   } catch (e) {
     if (e instanceof NotCloneable) {
-      return rejectedCall(makeError("RUN_ARGUMENT_NOT_CLONEABLE",
+      return refused(id, path, makeError("RUN_ARGUMENT_NOT_CLONEABLE",
         "Arguments to " + path + "() must be data: " + e.kind + " at " + e.path + " cannot be sent, so the host function was not called.",
         { path: e.path, site }));
     }
     throw e;  // a getter of the snippet's own threw while we read the arguments
   }
+  const text = wire[1];
+  // UTF-8 takes at least one byte per UTF-16 unit and at most three: count only when it matters.
+  const size = text.length * 3 <= config.maxArgumentBytes ? text.length : utf8Length(text);
+  if (size > config.maxArgumentBytes) {
+    return refused(id, path, makeError("RUN_ARGUMENT_TOO_LARGE",
+      "Arguments to " + path + "() are " + size + " bytes as JSON, over max_host_argument_bytes (" + config.maxArgumentBytes + "): the host function was not called.",
+      { path, site }));
+  }
+  if (argumentBytes + size > config.maxArgumentBytesPerRun) {
+    return refused(id, path, makeError("RUN_ARGUMENT_TOO_LARGE",
+      "This run has sent " + argumentBytes + " bytes of arguments; " + path + "() would pass max_host_argument_bytes_per_run (" + config.maxArgumentBytesPerRun + "), so it was not called.",
+      { path, site }));
+  }
+  argumentBytes += size;
   callsStarted++;
   callsInFlight++;
-  const id = callsStarted;
   let resolve, reject;
   const promise = new HostCall((res, rej) => { resolve = res; reject = rej; });
   call(mapSet, calls, id, { path, resolve, reject, promise, site, settled: false });
-  post("call", id, path, wire[0], wire[1]);
+  post("call", id, path, wire[0], text);
   return promise;
 }
 
@@ -915,12 +945,18 @@ function didYouMean(parentPath, name) {
 }
 
 function unknownMember(parentPath, name) {
-  const path = parentPath ? parentPath + "." + name : name;
+  const path = parentPath ? parentPath + "." + safeString(name) : safeString(name);
   const suggestions = didYouMean(parentPath, name);
   const hint = suggestions.length ? " Did you mean " + suggestions.join(", ") + "?" : "";
-  return makeError("RUN_UNKNOWN_MEMBER",
+  const err = makeError("RUN_UNKNOWN_MEMBER",
     "The host has no " + path + "." + hint,
     { path, did_you_mean: suggestions });
+  // An attempted call too: it goes in the audit, as refused.
+  const id = ++callSeq;
+  if (id <= config.maxHostCalls + 1) {
+    post("refused", id, path, JSONstringify({ code: err.code, message: err.message }));
+  }
+  return err;
 }
 
 function makeHostFunction(path, leaf) {
@@ -1287,6 +1323,8 @@ function configure(text) {
   config.maxValueBytes = c.maxValueBytes;
   config.maxHostCalls = c.maxHostCalls;
   config.maxInFlight = c.maxInFlight;
+  config.maxArgumentBytes = c.maxArgumentBytes;
+  config.maxArgumentBytesPerRun = c.maxArgumentBytesPerRun;
   config.clockMs = c.clockMs;
   clockElapsed = c.clockElapsed || 0;
   rngState = c.seed;
@@ -1300,6 +1338,33 @@ function configure(text) {
     const node = c.namespaces[name];
     const value = node === true ? makeHostFunction(name, name) : makeNamespace(name, node);
     defineProperty(G, name, { value, writable: false, enumerable: false, configurable: false });
+  }
+  if (c.values) defineValues(decodeWire(c.values[0], c.values[1]));
+}
+
+// Data the host hands the snippet (run(..., values=...)): a copy, frozen, one global per name.
+function defineValues(values) {
+  for (const name of objectKeys(values)) {
+    if (hasOwn(G, name)) {
+      throw new RealTypeError("value " + name + " would replace the global of the same name");
+    }
+    const value = values[name];
+    freezeData(value);
+    defineProperty(G, name, { value, writable: false, enumerable: true, configurable: false });
+  }
+}
+
+function freezeData(root) {
+  const seen = new RealSet();
+  const queue = [root];
+  while (queue.length) {
+    const o = queue.pop();
+    if (o === null || typeof o !== "object" || call(setHas, seen, o)) continue;
+    call(setAdd, seen, o);
+    if (isArray(o) || getPrototypeOf(o) === ObjectProto || getPrototypeOf(o) === null) {
+      for (const k of objectKeys(o)) call(arrayPush, queue, o[k]);
+      freeze(o);
+    }
   }
 }
 

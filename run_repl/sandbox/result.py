@@ -155,6 +155,13 @@ class RunResult(_Envelope):
     def ok(self) -> bool:
         return self.status == "ok"
 
+    def to_tool_output(self, **options: Any) -> dict[str, Any]:
+        """This result worded for a model: `{ok, result, logs?}` or `{ok: false, error}`
+        (see run_repl.sandbox.tool_output)."""
+        from .tool_output import to_tool_output  # the wording imports this module
+
+        return to_tool_output(self, **options)
+
 
 def plain_error(code: ErrorCode, message: str, **details: Any) -> RunErrorInfo:
     """An error the parent finds itself (before or around the guest), with its next step."""

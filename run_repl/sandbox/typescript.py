@@ -56,6 +56,8 @@ _QUERY = Query(
      (type_parameters) (type_arguments) (implements_clause)] @type
     [(interface_declaration) (type_alias_declaration) (ambient_declaration)
      (function_signature)] @statement
+    (import_statement "type") @statement
+    (export_statement declaration: [(interface_declaration) (type_alias_declaration)]) @statement
     (class_body [(method_signature) (abstract_method_signature) (index_signature)] @member)
     (public_field_definition "declare") @member
     (public_field_definition "abstract") @member

@@ -477,3 +477,20 @@ def test_strip_types_from_many_threads_at_once() -> None:
     with ThreadPoolExecutor(max_workers=8) as pool:
         results = list(pool.map(lambda s: strip_types(s).code, sources))
     assert results == expected
+
+
+@pytest.mark.parametrize(
+    "source",
+    [
+        'import type { Foo } from "./foo";\nconst x: Foo | null = null;\nx',
+        'import type Foo from "./foo"\nnull',
+        "export type Foo = number;\nexport interface Bar { a: 1 }\nnull",
+    ],
+)
+async def test_type_only_imports_and_exports_are_stripped(source: str) -> None:
+    from run_repl import run
+
+    stripped = strip_types(source).code
+    assert len(stripped) == len(source) and stripped.count("\n") == source.count("\n")
+    result = await run(source)
+    assert result.status == "ok" and result.value is None, result.error

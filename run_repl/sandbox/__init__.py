@@ -7,6 +7,7 @@ from .approval import requires_approval
 from .cli_only import requires_cli
 from .context import HostFunctionContext, Resume, get_host_function_context
 from .errors import ApprovalDenied, ErrorCode, HostError, RunReplError, ValuesError
+from .handles import handle
 from .limits import Limits
 from .result import CallRecord, Interruption, LogLine, RunErrorInfo, RunResult, ValueWindow
 from .runner import Runner, create_runner, run, run_sync
@@ -53,6 +54,7 @@ __all__ = [
     "ValuesError",
     "create_runner",
     "get_host_function_context",
+    "handle",
     "requires_approval",
     "requires_cli",
     "run",

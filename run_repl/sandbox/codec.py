@@ -26,6 +26,7 @@ from decimal import Decimal
 from typing import Any
 
 from .errors import CodecError, HostResultTooLarge
+from .handles import HandleRef, HandleTable, is_handle
 from .values import (
     NO_CAUSE,
     UNDEFINED,
@@ -106,6 +107,8 @@ def _from_tag(d: dict[str, Any]) -> Any:
         return _error(d, d["cause"] if "cause" in d else NO_CAUSE)
     if t == "o":
         return {k: v for k, v in d["v"]}
+    if t == "h":
+        return HandleRef(int(d["i"]))
     raise ValueError(f"unknown wire tag {t!r}")
 
 
@@ -230,7 +233,8 @@ def _regexp_flags(pattern: re.Pattern[Any]) -> str:
 
 
 class _Encoder:
-    def __init__(self, max_bytes: int | None = None) -> None:
+    def __init__(self, max_bytes: int | None = None, handles: HandleTable | None = None) -> None:
+        self.handles = handles
         # A lower bound of the text's size, kept as the walk goes, so a value far
         # over the budget is refused long before it is all encoded.
         self.max_bytes = max_bytes
@@ -462,18 +466,29 @@ class _Encoder:
             return self.enc(
                 {f.name: getattr(v, f.name) for f in dataclasses.fields(v)}, holder, key
             )
+        if is_handle(v):
+            if self.handles is None:
+                raise CodecError(
+                    f"a handle ({type(v).__name__}; handles cross only as a host function's result)",
+                    self.where(),
+                )
+            hid, label, tree = self.handles.register(v, self.where())
+            return {**self.tag("h", i=hid, l=label), "t": tree}
+        if isinstance(v, HandleRef):
+            return self.tag("h", i=v.id)
         dump = getattr(v, "model_dump", None)
         if callable(dump) and not isinstance(v, type):
             return self.enc(dump(mode="python"), holder, key)
         raise CodecError(f"a {type(v).__name__}", self.where())
 
 
-def encode(value: Any, *, max_bytes: int | None = None) -> str:
+def encode(value: Any, *, max_bytes: int | None = None, handles: HandleTable | None = None) -> str:
     """Encode a Python value as a wire text for the guest.
 
     Raises CodecError, naming the path, for what JavaScript cannot hold, and
-    HostResultTooLarge when the text would be over `max_bytes`."""
-    enc = _Encoder(max_bytes)
+    HostResultTooLarge when the text would be over `max_bytes`. With `handles`,
+    instances of @handle classes become handles registered there."""
+    enc = _Encoder(max_bytes, handles)
     top: list[Any] = [None]
     try:
         top[0] = enc.enc(value, top, 0)

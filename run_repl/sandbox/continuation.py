@@ -184,6 +184,8 @@ class ContinuationSigner:
                     "int": e.interruption_id,
                     "payload": _payload_wire(e),
                     "pol": e.by_policy,
+                    "h": {str(k): v for k, v in e.handles.items()} or None,
+                    "aw": e.args_wire if e.handles else None,
                     "decision": e.decision,
                 }
                 for e in ledger
@@ -259,6 +261,8 @@ class ContinuationSigner:
                     interruption_id=c["int"],
                     payload=codec.decode(c["payload"]) if c.get("payload") else None,
                     by_policy=c.get("pol") is True,
+                    handles={int(k): str(v) for k, v in (c.get("h") or {}).items()},
+                    args_wire=c.get("aw"),
                     decision=c.get("decision"),
                 )
                 for c in body["calls"]

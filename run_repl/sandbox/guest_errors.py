@@ -136,10 +136,14 @@ def map_error(
         detail = first.split(": ", 1)[1] if first.startswith("SyntaxError: ") else first
         message = f"SyntaxError: {detail}" + (f" (line {line}, column {column})" if line else "")
     else:
-        if err.get("engine_oom") is True or (
-            err.get("thrown_null") and memory_bytes and near_memory_limit(stats or {}, memory_bytes)
+        near_limit = bool(memory_bytes) and near_memory_limit(stats or {}, memory_bytes or 0)
+        engine = err.get("engine_internal") is True
+        oom_text = name == "InternalError" and message in ("null", "out of memory")
+        if (engine and message == "out of memory") or (
+            near_limit and (err.get("thrown_null") or oom_text)
         ):
-            # The engine's own out-of-memory error (or a thrown null near the limit).
+            # The engine's own out-of-memory error; or, with the memory figures near the
+            # limit (which no snippet fakes), what running out of memory surfaces as.
             code = ErrorCode.RUN_MEMORY_EXCEEDED
         frames = user_frames(_text(err.get("stack")), prepared)
         site_frames = user_frames(_text(err.get("site")), prepared)

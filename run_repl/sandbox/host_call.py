@@ -17,8 +17,9 @@ from typing import Any, Literal
 
 from . import codec
 from .approval import ApprovalPolicy
-from .context import HostFunctionContext, Interrupt
+from .context import CancelledFlag, HostFunctionContext, Interrupt
 from .errors import ApprovalDenied, CodecError, ErrorCode, HostError, HostResultTooLarge
+from .handles import HandleTable
 from .host_functions import HostFunction, check_arguments, js_parameters
 
 PREVIEW_TEXT_LIMIT = 4 * 1024  # of a call's arguments and result kept for a person to read
@@ -72,6 +73,7 @@ class CallOutcome:
     payload: Any = None  # the interrupt's payload
     by_policy: bool = False  # the approval policy interrupted it (not the function itself)
     host_error: HostErrorInfo | None = None
+    handles_made: dict[int, str] = field(default_factory=dict)  # id -> label
     started: float = field(default_factory=time.perf_counter)
 
     @property
@@ -141,7 +143,9 @@ class HostCallRunner:
         self.guard_task: asyncio.Task[None] | None = None
         self.executed = 0  # host functions invoked live
 
-    async def run(self, fn: HostFunction, ctx: HostFunctionContext) -> CallOutcome:
+    async def run(
+        self, fn: HostFunction, ctx: HostFunctionContext, handles: HandleTable | None = None
+    ) -> CallOutcome:
         started = time.perf_counter()
         problem = check_arguments(fn.fn, ctx.args)
         if problem is not None:
@@ -215,7 +219,7 @@ class HostCallRunner:
             outcome.decision = decision
             return outcome
         try:
-            wire = codec.encode(result, max_bytes=self.max_result_bytes)
+            wire, made = self.encode_result(result, ctx.path, handles)
         except HostResultTooLarge as big:
             outcome = failed(
                 ErrorCode.RUN_HOST_RESULT_TOO_LARGE,
@@ -240,7 +244,27 @@ class HostCallRunner:
             )
             outcome.decision = decision
             return outcome
-        return CallOutcome(ok=True, wire=wire, decision=decision, started=started)
+        return CallOutcome(
+            ok=True, wire=wire, decision=decision, started=started, handles_made=made
+        )
+
+    def encode_result(
+        self, result: Any, path: str, handles: HandleTable | None
+    ) -> tuple[str, dict[int, str]]:
+        """The result's wire text, and the handles it made (registered in `handles`)."""
+        if handles is None:
+            return codec.encode(result, max_bytes=self.max_result_bytes), {}
+        handles.label_prefix, handles.made = f"{path}(…)", []
+        wire = codec.encode(result, max_bytes=self.max_result_bytes, handles=handles)
+        return wire, {hid: handles.labels[hid] for hid in handles.made}
+
+    async def remake(self, fn: HostFunction, args: list[Any]) -> Any:
+        """Call again the function that made a handle (on resume, when a live call needs it)."""
+        if self.resume_guard is not None:
+            await self._pass_guard()
+        self.executed += 1
+        ctx = HostFunctionContext(fn.path, "", 0, args, CancelledFlag(), None)
+        return await self._invoke(fn, ctx)
 
     async def _invoke(self, fn: HostFunction, ctx: HostFunctionContext) -> Any:
         if fn.is_async:

@@ -138,7 +138,7 @@ class HostManifest:
         return list(self.functions)
 
 
-def _is_async(fn: Callable[..., Any]) -> bool:
+def is_async_callable(fn: Callable[..., Any]) -> bool:
     if inspect.iscoroutinefunction(fn):
         return True
     call = getattr(fn, "__call__", None)  # noqa: B004 - a callable object's own method
@@ -222,7 +222,7 @@ def build_manifest(host_functions: Any) -> HostManifest:
                 functions[path] = HostFunction(
                     path,
                     value,
-                    _is_async(value),
+                    is_async_callable(value),
                     getattr(value, "__run_repl_approval__", None),
                     getattr(value, "__run_repl_cli__", None),
                 )

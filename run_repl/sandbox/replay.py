@@ -11,7 +11,7 @@ guest sees events in the same order as before.
 from __future__ import annotations
 
 import hashlib
-from collections.abc import Mapping
+from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -35,10 +35,17 @@ class LedgerEntry:
     payload: Any = None  # the interrupt's payload, for whoever decides
     by_policy: bool = False  # the approval policy interrupted it, not the function itself
     decision: str | None = None
+    handles: dict[int, str] = field(default_factory=dict)  # handles its result made: id -> label
+    args_wire: str | None = None  # kept only for a call that made handles: to make them again
 
     @property
     def settled(self) -> bool:
         return self.ok is not None
+
+
+def handle_maker(entries: Iterable[LedgerEntry], hid: int) -> LedgerEntry | None:
+    """The recorded call whose result made handle `hid`."""
+    return next((e for e in entries if hid in e.handles), None)
 
 
 @dataclass(frozen=True)

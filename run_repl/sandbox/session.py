@@ -26,6 +26,7 @@ from .approval import ApprovalPolicy
 from .channel import WorkerChannel
 from .context import CancelledFlag, HostFunctionContext, Resume, bind
 from .errors import ErrorCode
+from .handles import HandleMismatch, HandleRef, HandleTable, handle_member, split_handle_path
 from .host_call import (
     PREVIEW_TEXT_LIMIT,
     CallOutcome,
@@ -34,9 +35,17 @@ from .host_call import (
     HostErrorInfo,
     ResumeGuard,
 )
-from .host_functions import HostManifest, did_you_mean
+from .host_functions import HostFunction, HostManifest, did_you_mean, is_async_callable
 from .limits import Limits, near_memory_limit
-from .replay import Answer, LedgerEntry, PendingInterrupt, ReplayCursor, ReplayPlan, args_digest
+from .replay import (
+    Answer,
+    LedgerEntry,
+    PendingInterrupt,
+    ReplayCursor,
+    ReplayPlan,
+    args_digest,
+    handle_maker,
+)
 from .result import CallRecord, LogLine
 from .worker_pool import WorkerPool, WorkerProcess
 
@@ -119,6 +128,12 @@ class RunSession:
         self.worker_start_ms: float | None = None
         self.value_chunks: list[str] = []
         self.host_errors: dict[int, HostErrorInfo] = {}
+        self.handles = HandleTable()
+        self.remaking: dict[int, asyncio.Task[None]] = {}
+        if replay is not None:
+            for recorded in replay.entries:
+                self.handles.labels.update(recorded.handles)
+            self.handles.next_id = max(self.handles.labels, default=0) + 1
         self.running = 0  # host calls being served live
         self.t0 = 0.0
 
@@ -434,9 +449,12 @@ class RunSession:
             args = codec.decode(wire)
         except Exception:
             args = None
+        on_handle = split_handle_path(path)
+        # A call on a handle is recorded under the handle's label: api.project(…).functions.list
+        shown = f"{self.handles.label(on_handle[0])}.{on_handle[1]}" if on_handle else path
         record = CallRecord(
             seq=seq,
-            path=path,
+            path=shown,
             args_preview=_args_preview(wire, args),
             started_at_ms=round(self.elapsed_ms(), 3),
             args_text=wire[1 : PREVIEW_TEXT_LIMIT + 1],
@@ -474,7 +492,7 @@ class RunSession:
         self._emit_call(record)
         self.ledger[seq] = entry
         fn = self.manifest.functions.get(path)
-        if fn is None:
+        if fn is None and on_handle is None:
             # The guest's namespaces refuse unknown members before they get here;
             # this is a worker that does not follow the protocol.
             self._finish_live(
@@ -513,28 +531,42 @@ class RunSession:
             else:
                 # Still undecided: the call is interrupted again, with the same id.
                 self.interrupts.append(
-                    PendingInterrupt(old.interruption_id, seq, path, args, old.payload)
+                    PendingInterrupt(old.interruption_id, seq, shown, args, old.payload)
                 )
                 record.decision = "pending"
                 record.ok = None
                 self._tell_interrupted(seq)
                 return
-        ctx = HostFunctionContext(path, self.logical_run_id, seq, args, self.cancelled, resume)
+        ctx = HostFunctionContext(shown, self.logical_run_id, seq, args, self.cancelled, resume)
+        entry.args_wire = wire  # kept past the call only if its result makes handles
         self.running += 1
         self.tasks[seq] = self.loop.create_task(
-            self._serve(fn, ctx, record, entry), context=bind(ctx)
+            self._serve(fn, on_handle, ctx, record, entry), context=bind(ctx)
         )
 
     async def _serve(
-        self, fn: Any, ctx: HostFunctionContext, record: CallRecord, entry: LedgerEntry
+        self,
+        fn: HostFunction | None,
+        on_handle: tuple[int, str] | None,
+        ctx: HostFunctionContext,
+        record: CallRecord,
+        entry: LedgerEntry,
     ) -> None:
         # `running` was counted when the task was made: an idle frame may come first.
         # A cancelled call (abandoned after the grace) was recorded by _abandon_calls.
         try:
             try:
-                outcome = await self.host_calls.run(fn, ctx)
+                if on_handle is not None:
+                    fn = await self._handle_function(on_handle[0], on_handle[1], ctx.path)
+                if entry.args_wire is not None and _HANDLE_TAG in entry.args_wire:
+                    await self._resolve_handle_refs(ctx.args)
+                assert fn is not None
+                outcome = await self.host_calls.run(fn, ctx, self.handles)
             except GuardRefused as refused:
                 self._refused_by_guard(record, str(refused))
+                return
+            except HandleProblem as problem:
+                self._finish_live(record, entry, _refusal(problem.code, problem.message))
                 return
             if outcome.interrupted:
                 entry.by_policy = outcome.by_policy or entry.by_policy
@@ -543,6 +575,84 @@ class RunSession:
                 self._finish_live(record, entry, outcome)
         finally:
             self.running -= 1
+
+    # ------------------------------------------------------------ handles
+    async def _handle_function(self, hid: int, member_path: str, shown: str) -> HostFunction:
+        obj = await self._handle_object(hid)
+        fn = handle_member(obj, member_path)
+        if fn is None:
+            raise HandleProblem(
+                ErrorCode.RUN_UNKNOWN_MEMBER,
+                f"The handle {self.handles.label(hid)} has no method {member_path}.",
+            )
+        return HostFunction(
+            shown,
+            fn,
+            is_async_callable(fn),
+            getattr(fn, "__run_repl_approval__", None),
+            getattr(fn, "__run_repl_cli__", None),
+        )
+
+    async def _handle_object(self, hid: int) -> Any:
+        if hid not in self.handles.objects:
+            if hid not in self.remaking:
+                self.remaking[hid] = self.loop.create_task(self._remake(hid))
+            await asyncio.shield(self.remaking[hid])
+        return self.handles.objects[hid]
+
+    async def _remake(self, hid: int) -> None:
+        """On resume, a handle made before the run paused: call again the function
+        that made it, and take the handles its result makes as the record's ids."""
+        plan = self.replay.plan
+        known = [*self.ledger.values(), *(plan.entries if plan else ())]
+        maker = handle_maker(known, hid)
+        if maker is None or maker.args_wire is None:
+            raise HandleProblem(
+                ErrorCode.RUN_ARGUMENT_NOT_CLONEABLE, f"handle #{hid} is not from this run"
+            )
+        on_handle = split_handle_path(maker.path)
+        label = self.handles.label(hid).split("(…)", 1)[0]
+        if on_handle is not None:
+            fn = await self._handle_function(*on_handle, label)
+        else:
+            found = self.manifest.functions.get(maker.path)
+            if found is None:
+                raise HandleProblem(ErrorCode.RUN_REPLAY_MISMATCH, f"{maker.path}() is gone")
+            fn = found
+        args = codec.decode(maker.args_wire)
+        if _HANDLE_TAG in maker.args_wire:
+            await self._resolve_handle_refs(args)
+        result = await self.host_calls.remake(fn, args)
+        self.handles.expected = list(maker.handles)
+        try:
+            made = self.host_calls.encode_result(result, label, self.handles)[1]
+        except HandleMismatch as exc:
+            raise HandleProblem(ErrorCode.RUN_REPLAY_MISMATCH, str(exc)) from None
+        finally:
+            self.handles.expected = None
+        if set(made) != set(maker.handles):
+            raise HandleProblem(
+                ErrorCode.RUN_REPLAY_MISMATCH,
+                f"{label}() made other handles on resume than it did the first time",
+            )
+        self.handles.labels.update(maker.handles)
+
+    async def _resolve_handle_refs(self, args: list[Any]) -> None:
+        """Arguments with handles in them: each handle becomes its object, in place
+        (shared parts and cycles stay as they are)."""
+        seen: set[int] = set()
+        stack: list[Any] = [args]
+        while stack:
+            node = stack.pop()
+            if id(node) in seen:
+                continue
+            seen.add(id(node))
+            slots = enumerate(node) if isinstance(node, list) else node.items()
+            for key, value in list(slots):
+                if isinstance(value, HandleRef):
+                    node[key] = await self._handle_object(value.id)
+                elif isinstance(value, list | dict):
+                    stack.append(value)
 
     def _refused_by_guard(self, record: CallRecord, why: str) -> None:
         if record.ok is None:
@@ -560,6 +670,9 @@ class RunSession:
             record.decision = outcome.decision
         if outcome.host_error is not None:
             self.host_errors[record.seq] = outcome.host_error
+        entry.handles = outcome.handles_made
+        if not entry.handles:
+            entry.args_wire = None
         entry.ok = outcome.ok
         entry.wire = outcome.wire
         entry.decision = record.decision
@@ -662,6 +775,19 @@ class RunSession:
         channel.send(data)
         if not self.replay.waiting:
             channel.spin()
+
+
+class HandleProblem(Exception):
+    """A call on (or with) a handle that cannot be served."""
+
+    def __init__(self, code: ErrorCode, message: str) -> None:
+        super().__init__(message)
+        self.code = code
+        self.message = message
+
+
+# How a handle looks in a wire text (the guest writes the tag's NUL as an escape).
+_HANDLE_TAG = '"\\u0000":"h"'
 
 
 def _refusal(code: ErrorCode, message: str) -> CallOutcome:

@@ -224,9 +224,8 @@ function describeThrown(err) {
         const site = safeGet(err, "site");
         if (typeof site === "string") out.site = cut(site, MAX_STACK_TEXT);
       } else {
-        if (message === "out of memory" && getPrototypeOf(err) === InternalErrorProto &&
-            call(objectToString, err) === "[object Error]") {
-          out.engine_oom = true;  // the engine's own error: no snippet can make one
+        if (getPrototypeOf(err) === InternalErrorProto && call(objectToString, err) === "[object Error]") {
+          out.engine_internal = true;  // the engine's own error: no snippet can make one
         }
         // The snippet's own `code` is its business: reported beside RUN_EXCEPTION, never as ours.
         const guestCode = safeGet(err, "code");
@@ -411,6 +410,8 @@ function encodeWire(root, rootName) {
         return refuse("a function");
     }
     if (v === null) return null;
+    const held = call(weakMapGet, handleInfo, v);
+    if (held !== undefined) return tag("h", { i: held.id });
     const prior = call(mapGet, seen, v);
     if (prior !== undefined) {
       refs = tagged = true;
@@ -622,6 +623,7 @@ function decodeWire(mode, text) {
         return dec(inner);
       }
       case "@": return defs[x.i];
+      case "h": return makeHandle(x.i, x.l, x.t);
     }
     throw new RealTypeError("unknown wire tag " + safeString(t));
   }
@@ -685,6 +687,10 @@ function findUnserializable(root) {
   const stack = new RealSet();
   const path = ["$"];
   function visit(v, holder, key, depth) {
+    const held = v !== null && typeof v === "object" ? call(weakMapGet, handleInfo, v) : undefined;
+    if (held !== undefined) {
+      return { path: pathText(path), what: "a handle (" + held.label + ")", hint: "a handle lives only in this run: await its methods and return the data they give" };
+    }
     if (v !== null && (typeof v === "object" || typeof v === "bigint")) {
       let toJSON;
       try { toJSON = v.toJSON; } catch (e) { toJSON = undefined; }
@@ -986,6 +992,46 @@ function makeNamespace(path, tree) {
   });
 }
 
+// Handles: objects the host returned that are not data. The guest holds an id
+// and the members the host listed; a call goes to "@<id>.member.path".
+const handleInfo = new RealWeakMap();  // handle proxy -> { id, label }
+
+function makeHandle(id, label, tree) {
+  const proxy = makeHandleNode(id, label, "", tree);
+  call(weakMapSet, handleInfo, proxy, { id, label });
+  return proxy;
+}
+
+function makeHandleNode(id, label, prefix, tree) {
+  const target = objectCreate(null);
+  for (const name of objectKeys(tree)) {
+    const memberPath = prefix ? prefix + "." + name : name;
+    const node = tree[name];
+    if (node === true) {
+      const holder = { [name](...args) { return hostCall("@" + id + "." + memberPath, args); } };
+      target[name] = freeze(holder[name]);
+    } else {
+      target[name] = makeHandleNode(id, label, memberPath, node);
+    }
+  }
+  freeze(target);
+  const refuse = () => false;
+  const shown = prefix ? label + "." + prefix : label;
+  return new RealProxy(target, {
+    get(t, key) {
+      if (typeof key === "symbol" || hasOwn(t, key)) return t[key];
+      if (call(setHas, NAMESPACE_PROBES, key)) return undefined;
+      const names = objectKeys(t);
+      const close = [];
+      for (const n of names) if (levenshtein(n.toLowerCase(), safeString(key).toLowerCase()) <= 2) call(arrayPush, close, shown + "." + n);
+      throw makeError("RUN_UNKNOWN_MEMBER",
+        "The handle " + shown + " has no member " + safeString(key) + "." + (close.length ? " Did you mean " + call(arrayJoin, close, ", ") + "?" : ""),
+        { path: shown + "." + safeString(key), did_you_mean: close });
+    },
+    set: refuse, defineProperty: refuse, deleteProperty: refuse, setPrototypeOf: refuse,
+  });
+}
+
 function collectPaths(prefix, tree) {
   for (const name of objectKeys(tree)) {
     const p = prefix ? prefix + "." + name : name;
@@ -1081,6 +1127,10 @@ const timers = new RealMap();
 function emit(level, args) {
   if (logsSent >= config.maxLogLines) { logsDropped++; return; }
   let text;
+  for (let i = 0; i < args.length; i++) {
+    const held = args[i] !== null && typeof args[i] === "object" ? call(weakMapGet, handleInfo, args[i]) : undefined;
+    if (held !== undefined) args[i] = "[Handle " + held.label + "]";
+  }
   try {
     text = formatLogArgs(args);
   } catch (e) {

@@ -344,15 +344,17 @@ def _host(args: argparse.Namespace) -> int:
     ws = _workspace(args)
     items = describe(ws.host)
     if args.json:
-        print(json.dumps({"host": ws.host.name, "functions": items}, indent=2))
+        print(
+            json.dumps({"host": ws.host.name, "functions": [i.to_json() for i in items]}, indent=2)
+        )
         return EXIT_OK
     print(f"host: {ws.host.name}")
     for item in items:
-        flags = " (async)" if item["async"] else ""
-        flags += " (needs approval)" if item["needs_approval"] else ""
-        print(f"\n  {item['signature']}{flags}")
-        print(f"      python: {item['python_signature']}")
-        for line in (item["doc"] or "").splitlines():
+        flags = " (async)" if item.is_async else ""
+        flags += " (needs approval)" if item.needs_approval else ""
+        print(f"\n  {item.js_signature}{flags}")
+        print(f"      python: {item.python_signature}")
+        for line in item.doc.splitlines():
             print(f"      {line}")
     return EXIT_OK
 

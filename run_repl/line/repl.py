@@ -53,7 +53,7 @@ from ..sandbox.result import CallRecord, LogLine, RunResult
 from ..sandbox.result_store import ResultRefNotFound
 from ..store import ApprovalConflict
 from ..workspace import Workspace
-from .completion import ReplCompleter, first_line
+from .completion import ReplCompleter
 from .input_complete import INDENT, indent_for, is_complete
 from .paging import ValuePager
 
@@ -505,9 +505,9 @@ class LineRepl:
         paint = self.paint
         lines = [paint(f"host {self.ws.host.name}", "bold")]
         for item in self.functions:
-            flags = paint("  needs approval", "yellow") if item["needs_approval"] else ""
-            lines.append(f"  {paint(item['signature'], 'bold')}{flags}")
-            doc = first_line(item["doc"])
+            flags = paint("  needs approval", "yellow") if item.needs_approval else ""
+            lines.append(f"  {paint(item.js_signature, 'bold')}{flags}")
+            doc = item.summary
             if doc:
                 lines.append(paint(f"      {doc}", "dim"))
         self.console.print(*lines)

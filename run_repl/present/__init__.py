@@ -39,6 +39,7 @@ from .formats import (
     pretty_json,
 )
 from .history import HistoryRow, format_when, history_lines
+from .hosts import function_lines, function_meta
 from .paging import (
     FIRST_PAGE_ONLY,
     GONE,
@@ -95,6 +96,8 @@ __all__ = [
     "format_bytes",
     "format_when",
     "formats",
+    "function_lines",
+    "function_meta",
     "history_lines",
     "interruption_lines",
     "is_safe",

@@ -14,6 +14,7 @@ class ExitCode(IntEnum):
     INTERRUPTED = 3
     NOT_SAVED = 4
     CANCELLED = 130  # 128 + SIGINT, as shells report Ctrl-C
+    BROKEN_PIPE = 141  # 128 + SIGPIPE: the reader went away, as `yes | head` ends
 
     @classmethod
     def from_status(cls, status: str, *, approvals_saved: bool = True) -> ExitCode:
@@ -36,6 +37,7 @@ MEANINGS = {
     ExitCode.INTERRUPTED: "the run waits for an approval, saved: decide it with `run-repl approvals`",
     ExitCode.NOT_SAVED: "the run waits for an approval that was NOT saved (nobody can approve it later)",
     ExitCode.CANCELLED: "cancelled with Ctrl-C",
+    ExitCode.BROKEN_PIPE: "the output's reader went away (`| head`): output stopped, quietly",
 }
 
 

@@ -53,6 +53,14 @@ def lines_to_text(lines: Iterable[Line], styles: Mapping[str, str] = RICH_STYLES
     return Text("\n").join(to_text(x, styles) for x in lines)
 
 
+class _Console(Console):
+    def on_broken_pipe(self) -> None:
+        # Rich would exit the process itself; the front end decides what a closed
+        # pipe means (the CLI: stop quietly), so hand it the error.
+        self.quiet = True
+        raise BrokenPipeError(32, "Broken pipe")
+
+
 class TerminalWriter:
     """Writes lines to one stream (stdout or stderr), coloured when `color_enabled`.
 
@@ -62,7 +70,7 @@ class TerminalWriter:
     def __init__(self, stream: IO[str], *, color: bool | None = None) -> None:
         self.stream = stream
         self.color = color_enabled(stream) if color is None else color
-        self.console = Console(
+        self.console = _Console(
             file=stream,
             force_terminal=self.color,
             no_color=not self.color,

@@ -31,25 +31,17 @@ from .present import (
     ExitCode,
     approval_detail_lines,
     approval_list_lines,
-    calls_lines,
-    error_lines,
     expand_lines,
     first_error,
     format_when,
     function_lines,
     history_lines,
-    interruption_lines,
-    log_lines,
-    not_saved_hint,
-    result_status_line,
     safe_json,
-    saved_hint,
     styled,
-    value_text,
-    window_note,
 )
 from .present.exit_codes import exit_codes_help
 from .present.rich_render import TerminalWriter
+from .present.shell import Output, SourceError, read_source, source_too_large, write_run
 
 MAX_OFFSET = (1 << 63) - 1  # SQLite's largest integer
 MAX_HISTORY = 10_000
@@ -124,18 +116,6 @@ class Command:
     description: str = ""
 
 
-@dataclass
-class Output:
-    """Where a command writes: `out` for its result (stdout), `err` for the rest."""
-
-    out: TerminalWriter
-    err: TerminalWriter
-    seen_warnings: int = 0  # the workspace's warnings already printed
-
-    def warn(self, text: str) -> None:
-        self.err.line(styled("warn", f"run-repl: warning: {text}"))
-
-
 def _run_arguments(p: argparse.ArgumentParser) -> None:
     p.add_argument("file", help="the snippet file, or - to read stdin")
     p.add_argument(
@@ -205,101 +185,38 @@ def _workspace(args: argparse.Namespace, output: Output) -> Any:
     except ValidationError as exc:
         raise UsageError(f"run-repl: bad limit {first_error(exc)}") from None
     output.seen_warnings = 0
-    _new_warnings(ws, output)
+    output.warnings(ws.warnings)
     return ws
 
 
-def _new_warnings(ws: Any, output: Output) -> None:
-    """The workspace's warnings not printed yet (opening it, recording a run...)."""
-    for warning in ws.warnings[output.seen_warnings :]:
-        output.warn(warning)
-    output.seen_warnings = len(ws.warnings)
-
-
-def read_source(name: str, limit: int) -> tuple[str, bool]:
-    """The snippet from a file or stdin (`-`), reading at most `limit + 1` bytes:
-    (its text, whether it is over `limit`). An endless input ends at once."""
-    try:
-        if name == "-":
-            stream = getattr(sys.stdin, "buffer", None)
-            if stream is None:  # a text-only stdin (an embedding program's)
-                text = sys.stdin.read(limit + 1)
-                return text, len(text.encode("utf-8", "surrogatepass")) > limit
-            data = stream.read(limit + 1)
-        else:
-            with open(name, "rb") as fh:
-                data = fh.read(limit + 1)
-    except OSError as exc:
-        raise UsageError(f"run-repl: cannot read {name}: {exc.strerror or exc}") from None
-    if len(data) > limit:
-        return data.decode("utf-8", "replace"), True
-    try:
-        return data.decode("utf-8"), False
-    except UnicodeDecodeError:
-        where = "stdin" if name == "-" else name
-        raise UsageError(f"run-repl: {where} is not UTF-8 text") from None
-
-
-def _too_large(name: str, limit: int) -> Any:
-    from .sandbox.errors import ErrorCode, next_actions
-    from .sandbox.result import NextAction, RunErrorInfo, RunResult
-
-    where = "stdin" if name == "-" else name
-    code = ErrorCode.RUN_SOURCE_TOO_LARGE
-    return RunResult(
-        status="error",
-        error=RunErrorInfo(
-            code=code,
-            message=f"{where} holds more than max_source_bytes ({limit:,} bytes); it was not read further.",
-            next_actions=[NextAction(**a) for a in next_actions(code)],
-        ),
+def _write_run(result: Any, source: str | None, ws: Any, output: Output, as_json: bool) -> int:
+    output.warnings(ws.warnings)  # e.g. the run could not be recorded
+    return write_run(
+        result,
+        source,
+        output,
+        as_json=as_json,
+        not_saved=ws.not_saved_reason(result),
+        approve_command=ws.approve_command,
     )
 
 
-# ---------------------------------------------------------------- printing a run
-def write_run(result: Any, source: str | None, ws: Any, output: Output, *, as_json: bool) -> int:
-    """A finished run for a shell: the value (or, with --json, the envelope) on
-    stdout; logs, calls, the error or what waits for approval, and the status
-    line on stderr. Returns the exit status."""
-    reason = ws.not_saved_reason(result) if ws is not None else None
-    code = ExitCode.from_status(result.status, approvals_saved=reason is None)
-    if as_json:
-        output.out.text(safe_json(result.model_dump(mode="json")))
-        if reason is not None:
-            for it in result.interruptions or []:
-                output.err.lines(not_saved_hint(it.id, reason))
-        return code
-    err = output.err
-    err.lines(log_lines(result))
-    err.lines(calls_lines(result))
-    value = value_text(result)
-    if value is not None:
-        output.out.text(value)
-    elif result.status == "ok":
-        err.line(styled("dim", "undefined"))
-    err.lines(window_note(result))
-    if result.status == "error" and result.error is not None:
-        err.lines(error_lines(result.error, source))
-    for it in result.interruptions or []:
-        err.lines(interruption_lines(it))
-        if reason is None:
-            err.line(saved_hint(it.id, ws.approve_command(it.id)))
-        else:
-            err.lines(not_saved_hint(it.id, reason))
-    err.line(result_status_line(result))
-    return code
+def _read(name: str, limit: int) -> tuple[str, bool]:
+    try:
+        return read_source(name, limit)
+    except SourceError as exc:
+        raise UsageError(f"run-repl: {exc}") from None
 
 
 # ---------------------------------------------------------------- handlers
 def _run(args: argparse.Namespace, output: Output) -> int:
     with _workspace(args, output) as ws:
         limit = ws.runner.limits.max_source_bytes
-        source, too_large = read_source(args.file, limit)
+        source, too_large = _read(args.file, limit)
         if too_large:
-            return write_run(_too_large(args.file, limit), None, ws, output, as_json=args.json)
+            return _write_run(source_too_large(args.file, limit), None, ws, output, args.json)
         result = asyncio.run(ws.run(source))
-        _new_warnings(ws, output)
-        return write_run(result, source, ws, output, as_json=args.json)
+        return _write_run(result, source, ws, output, args.json)
 
 
 def _expand(args: argparse.Namespace, output: Output) -> int:
@@ -372,8 +289,7 @@ def _approvals(args: argparse.Namespace, output: Output) -> int:
         except ApprovalConflict as exc:
             output.err.line(styled("error", f"run-repl: {exc}"))
             return ExitCode.ERROR
-        _new_warnings(ws, output)
-        return write_run(result, approval.source, ws, output, as_json=args.json)
+        return _write_run(result, approval.source, ws, output, args.json)
 
 
 def _history(args: argparse.Namespace, output: Output) -> int:
@@ -420,7 +336,7 @@ def _tui(args: argparse.Namespace, output: Output) -> int:
             source = ""  # a file that does not exist yet opens empty; saving creates it
             if os.path.exists(args.file):
                 limit = ws.runner.limits.max_source_bytes
-                source, too_large = read_source(args.file, limit)
+                source, too_large = _read(args.file, limit)
                 if too_large:
                     raise UsageError(
                         f"run-repl: {args.file} is over max_source_bytes ({limit:,} bytes)"

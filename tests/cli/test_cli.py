@@ -536,3 +536,19 @@ def test_output_into_head_ends_quietly(data: Path) -> None:
         assert done.stderr == "", (command, done.stderr)
         assert done.stdout.count("\n") == 1
         assert done.returncode == code if code is not None else done.returncode in (0, 141), command
+
+
+def test_a_damaged_store_is_one_line(cli: Cli, monkeypatch: pytest.MonkeyPatch) -> None:
+    from run_repl.store import SqliteStore
+
+    def malformed(self: object, *args: object, **kwargs: object) -> None:
+        raise sqlite3.DatabaseError("database disk image is malformed")
+
+    cli("run", "-", stdin="1")
+    monkeypatch.setattr(SqliteStore, "list_runs", malformed)
+    done = cli("history")
+    assert done.code == 1 and "Traceback" not in done.err
+    assert done.err.strip().splitlines() == [
+        "run-repl: the store could not be read or written (database disk image is malformed): "
+        "move the damaged run-repl.sqlite3 aside, or pass --data-dir"
+    ]

@@ -72,8 +72,12 @@ def dropped_logs_lines(result: RunResult) -> list[Line]:
 
 # ---------------------------------------------------------------- calls
 def call_state(call: CallRecord) -> Line:
-    """How a call stands: `running`, `waiting for approval`, `ok`, its error code;
-    then `replayed` and the approval decision when they apply."""
+    """How a call stands: `running`, `waiting for approval`, `ok`, its error code, or
+    `unsettled` (the run ended while it ran); then `replayed` and the approval
+    decision when they apply."""
+    if call.settled is False:
+        # The run ended while it was still running: whether its effect happened is unknown.
+        return styled("error bold", "unsettled: its effect is unknown")
     if call.ok is None:
         return styled("warn", "waiting for approval" if call.decision == "pending" else "running")
     out = styled("ok", "ok") if call.ok else styled("error", str(call.error_code or "error"))
@@ -152,6 +156,8 @@ def error_lines(error: RunErrorInfo, source: str | None = None) -> list[Line]:
         where = f" at line {error.line}" + (f", column {error.column}" if error.column else "")
     message = error.message.split("\n")
     out = [line(("error bold", f"{error.code}{where}"), f": {message[0]}")]
+    if error.guest_code:
+        out[0] += [("dim", f"  (the snippet's own code: {error.guest_code})")]
     out += [line(f"  {m}") for m in message[1:]]
     if source and error.line:
         out += snippet_excerpt(source, error.line, error.column)
@@ -199,6 +205,7 @@ def value_lines(result: RunResult) -> list[Line]:
     out = [styled("dim", items_header(window.path, 0, len(window.items), result.total or 0))]
     if window.rest:
         out.append(line(("dim", "rest: "), formats.json_text(window.rest)))
+    out += omitted_lines(window.rest_omitted)
     for item in window.items:
         out += [line(t) for t in item_lines(item, window.path)]
     return out
@@ -222,9 +229,18 @@ def window_note(result: RunResult) -> list[Line]:
     out = [
         styled("dim", f"value: {items_header(window.path, 0, shown, total)} (the rest is stored)")
     ]
+    out += omitted_lines(window.rest_omitted, ref=result.value_ref)
     if shown < total:
         out.append(more_items_hint(result.value_ref, shown, total))
     return out
+
+
+def omitted_lines(names: list[str] | None, ref: str | None = None) -> list[Line]:
+    """Fields beside a window's items too long to show with them: by name, and where they are."""
+    if not names:
+        return []
+    where = f": run-repl expand {ref} shows them whole in rest" if ref else ""
+    return [styled("dim", f"fields not shown here (too long): {', '.join(names)}{where}")]
 
 
 def more_items_hint(ref: str | None, next_offset: int, total: int) -> Line:

@@ -11,8 +11,8 @@ import sys
 from collections.abc import Callable
 from dataclasses import dataclass
 
-from ..sandbox.errors import ErrorCode, next_actions
-from ..sandbox.result import NextAction, RunErrorInfo, RunResult
+from ..sandbox.errors import ErrorCode
+from ..sandbox.result import RunResult, plain_error
 from .approvals import not_saved_hint, saved_hint
 from .exit_codes import ExitCode
 from .results import (
@@ -117,14 +117,8 @@ def read_source(name: str, limit: int) -> tuple[str, bool]:
 
 def source_too_large(name: str, limit: int) -> RunResult:
     """The result for a source over `limit`, said without reading the rest of it."""
-    code = ErrorCode.RUN_SOURCE_TOO_LARGE
     where = "stdin" if name == "-" else name
-    return RunResult(
-        status="error",
-        error=RunErrorInfo(
-            code=code,
-            message=f"{where} holds more than max_source_bytes ({limit:,} bytes); "
-            "it was not read further.",
-            next_actions=[NextAction(**a) for a in next_actions(code)],
-        ),
+    message = (
+        f"{where} holds more than max_source_bytes ({limit:,} bytes); it was not read further."
     )
+    return RunResult(status="error", error=plain_error(ErrorCode.RUN_SOURCE_TOO_LARGE, message))

@@ -70,6 +70,7 @@ def test_log_lines_point_at_the_rest_and_the_dropped() -> None:
             "RUN_APPROVAL_DENIED denied",
         ),
         ({"ok": False}, "error"),
+        ({"ok": None, "settled": False}, "unsettled: its effect is unknown"),
     ],
 )
 def test_call_state(call: dict[str, Any], state: str) -> None:
@@ -211,3 +212,20 @@ def test_value_text_and_window_note() -> None:
         "… 497 more from item 4: run-repl expand res_1 --offset 3",
     ]
     assert value_text(RunResult(status="ok", value_kind="undefined")) is None
+
+
+def test_the_snippets_own_code_is_shown_apart_from_the_engines() -> None:
+    error = RunErrorInfo(code="RUN_EXCEPTION", message="nope", guest_code="E_QUOTA")
+    assert plain_lines(error_lines(error)).splitlines()[0] == (
+        "RUN_EXCEPTION: nope  (the snippet's own code: E_QUOTA)"
+    )
+
+
+def test_fields_left_out_of_the_window_are_named() -> None:
+    result = windowed("$.rows", [1], 9, {"n": 9})
+    assert result.value_window is not None
+    result.value_window.rest_omitted = ["notes", "blob"]
+    assert "fields not shown here (too long): notes, blob" in plain_lines(value_lines(result))
+    assert "notes, blob: run-repl expand res_1 shows them whole in rest" in plain_lines(
+        window_note(result)
+    )

@@ -210,7 +210,9 @@ async def test_approve_with_y_resumes_and_the_function_runs_once(repl: Repl) -> 
     text = repl.text
     assert "waiting for approval: orders.refund" in text and "Refund order o1?" in text
     assert '  arg 1 of 1 (2 characters):\n    "o1"' in text
-    assert '"refunded": "o1"' in text and 'orders.refund("o1")  ' in text and " ok approved " in text
+    assert (
+        '"refunded": "o1"' in text and 'orders.refund("o1")  ' in text and " ok approved " in text
+    )
     assert repl.calls() == ["o1"]
     # The resume replays the snippet from the start: its first log is not printed twice.
     assert len(re.findall(r"ms log +before", text)) == 1

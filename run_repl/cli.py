@@ -1,145 +1,177 @@
 """`run-repl`: the terminal IDE by default, and commands for shells and scripts.
 
     run-repl [FILE]                 the IDE, FILE opened in the editor
-    run-repl run FILE|-             one run: text, or the JSON envelope with --json
-    run-repl expand REF             the next items of a stored value or log
+    run-repl run FILE|-             one run: the value on stdout, the rest on stderr
+    run-repl expand REF             items of a stored value or log
     run-repl approvals [list|show ID|approve ID|deny ID]
     run-repl history                past runs
     run-repl host                   the host's functions, signatures and docs
     run-repl repl                   the line REPL
 
-Exit codes: 0 ok, 1 the run failed, 2 bad usage (or a bad --host), 3 interrupted
-(the pending approval is saved; its id is printed).
+Options common to every command (`--host`, `--data-dir`, `--timeout-ms`,
+`--memory-mb`) may come before or after the command word. Everything is said
+through `run_repl.present`, so it reads as the line REPL and the IDE say it,
+and guest-derived text is sanitized on its way to the terminal.
 """
 
 from __future__ import annotations
 
 import argparse
 import asyncio
-import json
+import difflib
 import os
+import sqlite3
 import sys
-from collections.abc import Sequence
-from typing import Any
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from typing import IO, Any, NoReturn
 
-EXIT_OK, EXIT_ERROR, EXIT_USAGE, EXIT_INTERRUPTED = 0, 1, 2, 3
-COMMANDS = ("run", "expand", "approvals", "history", "host", "repl")
+from .present import (
+    ExitCode,
+    approval_detail_lines,
+    approval_list_lines,
+    expand_lines,
+    first_error,
+    format_when,
+    function_lines,
+    history_lines,
+    safe_json,
+    styled,
+)
+from .present.exit_codes import exit_codes_help
+from .present.rich_render import TerminalWriter
+from .present.shell import Output, SourceError, read_source, source_too_large, write_run
+
+MAX_OFFSET = (1 << 63) - 1  # SQLite's largest integer
+MAX_HISTORY = 10_000
 
 
-def _common(parser: argparse.ArgumentParser) -> None:
-    parser.add_argument(
-        "--host", help="host functions: package.module:attr or a .py file (default: the demo host)"
+class UsageError(Exception):
+    """Bad usage, said in one line; exit status 2."""
+
+
+class _Parser(argparse.ArgumentParser):
+    """argparse, with its errors as one line that says where help is."""
+
+    def error(self, message: str) -> NoReturn:
+        raise UsageError(f"{self.prog}: {message} (see `{self.prog} --help`)")
+
+
+def whole_number(low: int, high: int) -> Callable[[str], int]:
+    """An argparse type: a whole number from `low` to `high`, else a clear error."""
+
+    def parse(text: str) -> int:
+        try:
+            value = int(text, 10)
+        except ValueError:
+            raise argparse.ArgumentTypeError(
+                f"expected a whole number from {low:,} to {high:,}, got {text!r}"
+            ) from None
+        if not low <= value <= high:
+            raise argparse.ArgumentTypeError(f"{text} is out of range: {low:,} to {high:,}")
+        return value
+
+    return parse
+
+
+def common_options(*, after_command: bool) -> argparse.ArgumentParser:
+    """The options every command takes. Given after the command word they must not
+    reset what was given before it, so there they have no defaults (SUPPRESS)."""
+    parser = argparse.ArgumentParser(add_help=False)
+    default: dict[str, Any] = {"default": argparse.SUPPRESS} if after_command else {}
+    group = parser.add_argument_group("common options (before or after the command)")
+    group.add_argument(
+        "--host",
+        help="host functions: package.module:attr or a .py file (default: the demo host)",
+        **default,
     )
-    parser.add_argument(
+    group.add_argument(
         "--data-dir",
         help="where the store, history and approvals live (default: the user data dir)",
+        **default,
     )
-    parser.add_argument(
-        "--timeout-ms", type=int, help="wall-clock limit of a run, in ms (default 30000)"
+    group.add_argument(
+        "--timeout-ms",
+        type=whole_number(1, MAX_OFFSET),
+        help="wall-clock limit of a run, in ms (default 30000)",
+        **default,
     )
-    parser.add_argument("--memory-mb", type=int, help="sandbox memory limit, in MiB (default 64)")
-
-
-def build_parser() -> argparse.ArgumentParser:
-    parser = argparse.ArgumentParser(
-        prog="run-repl",
-        description="Run JavaScript and TypeScript against your own Python functions, in a QuickJS sandbox.",
-        epilog="Commands: " + ", ".join(COMMANDS) + ". `run-repl COMMAND --help` for each.",
+    group.add_argument(
+        "--memory-mb",
+        type=whole_number(1, 1 << 20),
+        help="sandbox memory limit, in MiB (default 64)",
+        **default,
     )
-    _common(parser)
-    parser.add_argument("file", nargs="?", help="a snippet to open in the editor")
     return parser
 
 
-def build_command_parser() -> argparse.ArgumentParser:
-    parser = argparse.ArgumentParser(prog="run-repl")
-    sub = parser.add_subparsers(dest="command", required=True)
+# ---------------------------------------------------------------- the commands
+@dataclass(frozen=True)
+class Command:
+    name: str
+    help: str
+    arguments: Callable[[argparse.ArgumentParser], None]
+    handler: Callable[[argparse.Namespace, Output], int]
+    description: str = ""
 
-    run = sub.add_parser(
-        "run", help="run a snippet once", description="Run a snippet (a file, or - for stdin) once."
+
+def _run_arguments(p: argparse.ArgumentParser) -> None:
+    p.add_argument("file", help="the snippet file, or - to read stdin")
+    p.add_argument(
+        "--json", action="store_true", help="print the whole result envelope as JSON on stdout"
     )
-    run.add_argument("file", help="the snippet file, or - to read stdin")
-    run.add_argument("--json", action="store_true", help="print the result envelope as JSON")
-    _common(run)
 
-    expand = sub.add_parser(
-        "expand",
-        help="page through a stored value or log",
-        description="Items of a stored value or log, by item.",
+
+def _expand_arguments(p: argparse.ArgumentParser) -> None:
+    p.add_argument("ref", help="a value_ref or logs_ref (res_...)")
+    p.add_argument(
+        "--offset",
+        type=whole_number(0, MAX_OFFSET),
+        default=0,
+        help="the first item's offset, counted from 0: item 1 is --offset 0 (default 0)",
     )
-    expand.add_argument("ref", help="a value_ref or logs_ref (res_...)")
-    expand.add_argument("--offset", type=int, default=0, help="first item (default 0)")
-    expand.add_argument(
-        "--limit", type=int, default=100, help="how many items, 1-1000 (default 100)"
+    p.add_argument(
+        "--limit",
+        type=whole_number(1, 1000),
+        default=100,
+        help="how many items, 1-1000 (default 100)",
     )
-    expand.add_argument("--json", action="store_true", help="print the page as JSON")
-    _common(expand)
+    p.add_argument("--json", action="store_true", help="print the page as JSON")
 
-    approvals = sub.add_parser("approvals", help="pending approvals: list, show, approve, deny")
-    approvals.add_argument(
-        "action", nargs="?", default="list", choices=["list", "show", "approve", "deny"]
+
+def _approvals_arguments(p: argparse.ArgumentParser) -> None:
+    p.add_argument("action", nargs="?", default="list", choices=["list", "show", "approve", "deny"])
+    p.add_argument("id", nargs="?", help="the approval id (int_...)")
+    p.add_argument("--all", action="store_true", help="list decided ones too")
+    p.add_argument("--json", action="store_true", help="print JSON")
+
+
+def _history_arguments(p: argparse.ArgumentParser) -> None:
+    p.add_argument(
+        "--limit",
+        type=whole_number(1, MAX_HISTORY),
+        default=20,
+        help=f"how many runs, newest first, 1-{MAX_HISTORY:,} (default 20)",
     )
-    approvals.add_argument("id", nargs="?", help="the approval id (int_...)")
-    approvals.add_argument("--all", action="store_true", help="list decided ones too")
-    approvals.add_argument("--json", action="store_true", help="print JSON")
-    _common(approvals)
-
-    history = sub.add_parser("history", help="past runs")
-    history.add_argument("--limit", type=int, default=20)
-    history.add_argument(
-        "--search", help="only runs whose source, status or error code contains this"
-    )
-    history.add_argument("--json", action="store_true")
-    _common(history)
-
-    host = sub.add_parser("host", help="the host's functions, with signatures and docs")
-    host.add_argument("--json", action="store_true")
-    _common(host)
-
-    repl = sub.add_parser("repl", help="the line REPL (prompt-toolkit)")
-    _common(repl)
-    return parser
+    p.add_argument("--search", help="only runs whose source, status or error code contains this")
+    p.add_argument("--json", action="store_true", help="print JSON")
 
 
-_VALUED = ("--host", "--data-dir", "--timeout-ms", "--memory-mb")
+def _host_arguments(p: argparse.ArgumentParser) -> None:
+    p.add_argument("--json", action="store_true", help="print JSON")
 
 
-def _command_index(args: list[str]) -> int | None:
-    """Where the command word is, skipping common options and their values."""
-    i = 0
-    while i < len(args):
-        arg = args[i]
-        if arg in _VALUED:
-            i += 2
-            continue
-        if arg.startswith("-"):
-            i += 1
-            continue
-        return i if arg in COMMANDS else None
-    return None
+def _no_arguments(p: argparse.ArgumentParser) -> None:
+    pass
 
 
-def main(argv: Sequence[str] | None = None) -> int:
-    args_list = list(sys.argv[1:] if argv is None else argv)
-    command_at = _command_index(args_list)
-    if command_at is not None:
-        # Common options may come before the command too: `run-repl --host x run f.ts`.
-        args_list = [args_list[command_at], *args_list[:command_at], *args_list[command_at + 1 :]]
-        args = build_command_parser().parse_args(args_list)
-    else:
-        args = build_parser().parse_args(args_list)
-        args.command = None
-    try:
-        return _dispatch(args)
-    except KeyboardInterrupt:
-        return 130
-
-
-def _workspace(args: argparse.Namespace) -> Any:
+# ---------------------------------------------------------------- opening a workspace
+def _workspace(args: argparse.Namespace, output: Output) -> Any:
     from pydantic import ValidationError
 
     from .host.loader import HostLoadError
-    from .workspace import open_workspace
+    from .workspace import WorkspaceError, open_workspace
 
     try:
         ws = open_workspace(
@@ -148,246 +180,318 @@ def _workspace(args: argparse.Namespace) -> Any:
             timeout_ms=args.timeout_ms,
             memory_mb=args.memory_mb,
         )
-    except HostLoadError as exc:
-        print(f"run-repl: {exc}", file=sys.stderr)
-        raise SystemExit(EXIT_USAGE) from None
+    except (HostLoadError, WorkspaceError) as exc:
+        raise UsageError(f"run-repl: {exc}") from None
     except ValidationError as exc:
-        first = exc.errors()[0]
-        print(
-            f"run-repl: bad limit {'.'.join(map(str, first['loc']))}: {first['msg']}",
-            file=sys.stderr,
-        )
-        raise SystemExit(EXIT_USAGE) from None
-    for warning in ws.warnings:
-        print(f"run-repl: warning: {warning}", file=sys.stderr)
+        raise UsageError(f"run-repl: bad limit {first_error(exc)}") from None
+    output.seen_warnings = 0
+    output.warnings(ws.warnings)
     return ws
 
 
-def _dispatch(args: argparse.Namespace) -> int:
-    if args.command is None:
-        return _tui(args)
-    handler = {
-        "run": _run,
-        "expand": _expand,
-        "approvals": _approvals,
-        "history": _history,
-        "host": _host,
-        "repl": _repl,
-    }[args.command]
-    return handler(args)
+def _write_run(result: Any, source: str | None, ws: Any, output: Output, as_json: bool) -> int:
+    output.warnings(ws.warnings)  # e.g. the run could not be recorded
+    return write_run(
+        result,
+        source,
+        output,
+        as_json=as_json,
+        not_saved=ws.not_saved_reason(result),
+        approve_command=ws.approve_command,
+    )
 
 
-def _exit_code(status: str) -> int:
-    return {"ok": EXIT_OK, "error": EXIT_ERROR, "interrupted": EXIT_INTERRUPTED}[status]
-
-
-def _print_result(result: Any, source: str, as_json: bool) -> None:
-    from .result_text import write_result
-
-    if as_json:
-        print(json.dumps(result.model_dump(mode="json"), indent=2, ensure_ascii=False))
-    else:
-        write_result(result, source=source)
-        if result.status == "interrupted":
-            for it in result.interruptions or []:
-                print(
-                    f"saved pending approval {it.id}: run-repl approvals approve {it.id}  (or deny)"
-                )
-
-
-def _read_source(name: str) -> str:
-    if name == "-":
-        return sys.stdin.read()
+def _read(name: str, limit: int) -> tuple[str, bool]:
     try:
-        with open(name, encoding="utf-8") as fh:
-            return fh.read()
-    except OSError as exc:
-        print(f"run-repl: cannot read {name}: {exc.strerror or exc}", file=sys.stderr)
-        raise SystemExit(EXIT_USAGE) from None
-    except UnicodeDecodeError:
-        print(f"run-repl: {name} is not UTF-8 text", file=sys.stderr)
-        raise SystemExit(EXIT_USAGE) from None
+        return read_source(name, limit)
+    except SourceError as exc:
+        raise UsageError(f"run-repl: {exc}") from None
 
 
-def _run(args: argparse.Namespace) -> int:
-    source = _read_source(args.file)
-    ws = _workspace(args)
-    try:
+# ---------------------------------------------------------------- handlers
+def _run(args: argparse.Namespace, output: Output) -> int:
+    with _workspace(args, output) as ws:
+        limit = ws.runner.limits.max_source_bytes
+        source, too_large = _read(args.file, limit)
+        if too_large:
+            return _write_run(source_too_large(args.file, limit), None, ws, output, args.json)
         result = asyncio.run(ws.run(source))
-    finally:
-        ws.close()
-    _print_result(result, source, args.json)
-    return _exit_code(result.status)
+        return _write_run(result, source, ws, output, args.json)
 
 
-def _expand(args: argparse.Namespace) -> int:
+def _expand(args: argparse.Namespace, output: Output) -> int:
     from .sandbox.result_store import ResultRefNotFound
 
-    ws = _workspace(args)
-    try:
-        page = ws.runner.expand(args.ref, args.offset, args.limit)
-    except ResultRefNotFound as exc:
-        if args.json:
-            print(
-                json.dumps(
-                    {"code": exc.code, "message": str(exc), "next_actions": exc.next_actions}
+    with _workspace(args, output) as ws:
+        try:
+            page = ws.runner.expand(args.ref, args.offset, args.limit)
+        except ResultRefNotFound as exc:
+            if args.json:
+                output.out.text(
+                    safe_json(
+                        {"code": exc.code, "message": str(exc), "next_actions": exc.next_actions}
+                    )
                 )
-            )
-        else:
-            print(f"run-repl: {exc.code}: {exc}", file=sys.stderr)
-        return EXIT_ERROR
-    except ValueError as exc:
-        print(f"run-repl: {exc}", file=sys.stderr)
-        return EXIT_USAGE
+            else:
+                output.err.line(styled("error", f"run-repl: {exc.code}: {exc}"))
+            return ExitCode.ERROR
+        except ValueError as exc:
+            raise UsageError(f"run-repl expand: {exc}") from None
     if args.json:
-        print(json.dumps(page.model_dump(mode="json"), indent=2, ensure_ascii=False))
-        return EXIT_OK
-    end = page.offset + len(page.items)
-    print(
-        f"{page.path}: items {page.offset + 1:,}–{end:,} of {page.total:,}"
-        if page.items
-        else f"{page.path}: no items at offset {page.offset:,} (total {page.total:,})"
-    )
-    for item in page.items:
-        print(json.dumps(item, indent=2, ensure_ascii=False, default=str))
-    if page.has_more:
-        print(f"… next: run-repl expand {page.ref} --offset {end}")
-    return EXIT_OK
+        output.out.text(safe_json(page.model_dump(mode="json")))
+    else:
+        output.out.lines(expand_lines(page))
+    return ExitCode.OK
 
 
-def _approvals(args: argparse.Namespace) -> int:
+def _approvals(args: argparse.Namespace, output: Output) -> int:
     from .store import ApprovalConflict
 
-    ws = _workspace(args)
-    try:
+    with _workspace(args, output) as ws:
         if args.action == "list":
             items = ws.store.list_approvals(status=None if args.all else "pending")
             if args.json:
-                print(
-                    json.dumps(
-                        [a.model_dump(mode="json", exclude={"continuation"}) for a in items],
-                        indent=2,
-                    )
+                output.out.text(
+                    safe_json([a.model_dump(mode="json", exclude={"continuation"}) for a in items])
                 )
             elif not items:
-                print("no pending approvals" if not args.all else "no approvals")
+                output.err.line(
+                    styled("dim", "no approvals" if args.all else "no pending approvals")
+                )
             else:
-                for a in items:
-                    print(f"{a.id}  {a.status:<9} {a.path}{_args_text(a.args)}  — {a.message}")
-            return EXIT_OK
+                output.out.lines(approval_list_lines(items))
+            return ExitCode.OK
         if not args.id:
-            print(
-                f"run-repl: approvals {args.action} needs an approval id (see `run-repl approvals list`)",
-                file=sys.stderr,
+            raise UsageError(
+                f"run-repl approvals {args.action}: needs an approval id (see `run-repl approvals list`)"
             )
-            return EXIT_USAGE
         approval = ws.store.get_approval(args.id)
         if approval is None:
-            print(
-                f"run-repl: no approval {args.id} (see `run-repl approvals list`)", file=sys.stderr
+            output.err.line(
+                styled("error", f"run-repl: no approval {args.id} (see `run-repl approvals list`)")
             )
-            return EXIT_ERROR
+            return ExitCode.ERROR
         if args.action == "show":
             if args.json:
-                print(json.dumps(approval.model_dump(mode="json"), indent=2))
+                output.out.text(safe_json(approval.model_dump(mode="json")))
             else:
-                print(
-                    f"{approval.id}  {approval.status}\n  {approval.message}\n  call: {approval.path}{_args_text(approval.args)}"
+                output.out.lines(
+                    approval_detail_lines(approval, when=format_when(approval.created_at))
                 )
-                print(f"  payload: {json.dumps(approval.payload, ensure_ascii=False)}\n  snippet:")
-                print("\n".join("    " + line for line in approval.source.splitlines()))
-            return EXIT_OK
+            return ExitCode.OK
         if approval.host != ws.host.name:
-            print(
-                f"run-repl: approval {approval.id} belongs to a run on host {approval.host!r}: pass --host {approval.host}",
-                file=sys.stderr,
+            raise UsageError(
+                f"run-repl: approval {approval.id} belongs to a run on host {approval.host!r}: "
+                f"pass --host {approval.host}"
             )
-            return EXIT_USAGE
-        decision = args.action == "approve"
         try:
-            result = asyncio.run(ws.decide({approval.id: decision}))
+            result = asyncio.run(ws.decide({approval.id: args.action == "approve"}))
         except ApprovalConflict as exc:
-            print(f"run-repl: {exc}", file=sys.stderr)
-            return EXIT_ERROR
-        _print_result(result, approval.source, args.json)
-        return _exit_code(result.status)
-    finally:
-        ws.close()
+            output.err.line(styled("error", f"run-repl: {exc}"))
+            return ExitCode.ERROR
+        return _write_run(result, approval.source, ws, output, args.json)
 
 
-def _args_text(args: Any) -> str:
-    if isinstance(args, list):
-        return "(" + ", ".join(json.dumps(a, ensure_ascii=False, default=str) for a in args) + ")"
-    return "(…)"
-
-
-def _history(args: argparse.Namespace) -> int:
-    import datetime as dt
-
-    ws = _workspace(args)
-    runs = ws.store.list_runs(limit=args.limit, query=args.search)
+def _history(args: argparse.Namespace, output: Output) -> int:
+    with _workspace(args, output) as ws:
+        runs = ws.store.list_runs(limit=args.limit, query=args.search)
     if args.json:
-        print(json.dumps([r.model_dump(mode="json", exclude={"envelope"}) for r in runs], indent=2))
-        return EXIT_OK
-    if not runs:
-        print("no runs yet")
-    for r in runs:
-        when = dt.datetime.fromtimestamp(r.started_at).strftime("%Y-%m-%d %H:%M:%S")
-        code = f" {r.error_code}" if r.error_code else ""
-        print(f"{when}  {r.id}  {r.status:<11}{code}  {r.duration_ms:7.1f} ms  {r.title}")
-    return EXIT_OK
+        output.out.text(safe_json([r.model_dump(mode="json", exclude={"envelope"}) for r in runs]))
+    elif not runs:
+        output.err.line(styled("dim", "no runs yet"))
+    else:
+        output.out.lines(history_lines(runs))
+    return ExitCode.OK
 
 
-def _host(args: argparse.Namespace) -> int:
+def _host(args: argparse.Namespace, output: Output) -> int:
     from .host.loader import describe
 
-    ws = _workspace(args)
-    items = describe(ws.host)
+    with _workspace(args, output) as ws:
+        functions = describe(ws.host)
+        name = ws.host.name
     if args.json:
-        print(json.dumps({"host": ws.host.name, "functions": items}, indent=2))
-        return EXIT_OK
-    print(f"host: {ws.host.name}")
-    for item in items:
-        flags = " (async)" if item["async"] else ""
-        flags += " (needs approval)" if item["needs_approval"] else ""
-        print(f"\n  {item['signature']}{flags}")
-        print(f"      python: {item['python_signature']}")
-        for line in (item["doc"] or "").splitlines():
-            print(f"      {line}")
-    return EXIT_OK
+        output.out.text(safe_json({"host": name, "functions": [f.to_json() for f in functions]}))
+    else:
+        output.out.lines(function_lines(name, functions))
+    return ExitCode.OK
 
 
-def _repl(args: argparse.Namespace) -> int:
-    ws = _workspace(args)
-    try:
-        from .line.repl import run_line_repl
+def _repl(args: argparse.Namespace, output: Output) -> int:
+    from .line.repl import run_line_repl
 
+    with _workspace(args, output) as ws:
         return asyncio.run(run_line_repl(ws))
-    finally:
-        ws.close()
 
 
-def _tui(args: argparse.Namespace) -> int:
+def _tui(args: argparse.Namespace, output: Output) -> int:
     if not sys.stdout.isatty() or not sys.stdin.isatty():
-        print(
-            "run-repl: the IDE needs a terminal. Use `run-repl run FILE` (or `-` for stdin) to run a snippet, "
-            "or `run-repl --help`.",
-            file=sys.stderr,
+        raise UsageError(
+            "run-repl: the IDE needs a terminal. Use `run-repl run FILE` (or `-` for stdin) "
+            "to run a snippet, or `run-repl --help`."
         )
-        return EXIT_USAGE
-    # A file that does not exist yet opens empty; saving creates it.
-    source = (
-        _read_source(args.file)
-        if args.file and os.path.exists(args.file)
-        else ("" if args.file else None)
-    )
-    ws = _workspace(args)
-    try:
+    with _workspace(args, output) as ws:
+        source: str | None = None
+        if args.file is not None:
+            source = ""  # a file that does not exist yet opens empty; saving creates it
+            if os.path.exists(args.file):
+                limit = ws.runner.limits.max_source_bytes
+                source, too_large = _read(args.file, limit)
+                if too_large:
+                    raise UsageError(
+                        f"run-repl: {args.file} is over max_source_bytes ({limit:,} bytes)"
+                    )
         from .tui.app import run_app
 
         return run_app(ws, file=args.file, source=source)
-    finally:
-        ws.close()
+
+
+COMMANDS: dict[str, Command] = {
+    c.name: c
+    for c in (
+        Command(
+            "run",
+            "run a snippet once",
+            _run_arguments,
+            _run,
+            "Run a snippet (a file, or - for stdin) once. The value goes to stdout as JSON "
+            "(for a big value, as far as its first window goes: `expand` pages the rest); "
+            "logs, calls, errors, approvals and the status line go to stderr, so "
+            "`run-repl run f.ts > out.json` keeps the value. With --json, stdout gets the "
+            "whole envelope.",
+        ),
+        Command(
+            "expand",
+            "page through a stored value or log",
+            _expand_arguments,
+            _expand,
+            "Items of a stored value or log. Items are numbered from 1 in the text; "
+            "--offset counts from 0 (item 1 is --offset 0).",
+        ),
+        Command(
+            "approvals",
+            "pending approvals: list, show, approve, deny",
+            _approvals_arguments,
+            _approvals,
+            "Pending approvals: list them, show one whole, approve or deny one (its run resumes).",
+        ),
+        Command("history", "past runs, newest first", _history_arguments, _history),
+        Command("host", "the host's functions, with signatures and docs", _host_arguments, _host),
+        Command("repl", "the line REPL (prompt-toolkit)", _no_arguments, _repl),
+    )
+}
+
+
+# ---------------------------------------------------------------- parsing
+def build_parser() -> _Parser:
+    """`run-repl [options] [COMMAND | FILE] ...`: the command word (or a file for
+    the IDE) and everything after it go to the command's own parser."""
+    commands = "\n".join(f"  {c.name:<10} {c.help}" for c in COMMANDS.values())
+    parser = _Parser(
+        prog="run-repl",
+        usage="run-repl [options] [COMMAND [ARGS] | FILE]",
+        description=(
+            "Run JavaScript and TypeScript against your own Python functions, in a QuickJS\n"
+            "sandbox. With no command, the IDE opens (FILE in its editor)."
+        ),
+        epilog=(
+            f"commands:\n{commands}\n\n`run-repl COMMAND --help` for each. To open a file named\n"
+            f"like a command, write its path: `run-repl ./history`.\n\nexit status:\n"
+            f"{exit_codes_help()}"
+        ),
+        formatter_class=argparse.RawDescriptionHelpFormatter,
+        parents=[common_options(after_command=False)],
+    )
+    parser.add_argument("word", nargs="?", metavar="COMMAND | FILE", help=argparse.SUPPRESS)
+    parser.add_argument("rest", nargs=argparse.REMAINDER, help=argparse.SUPPRESS)
+    return parser
+
+
+def command_parser(command: Command) -> _Parser:
+    parser = _Parser(
+        prog=f"run-repl {command.name}",
+        description=command.description or command.help,
+        parents=[common_options(after_command=True)],
+    )
+    command.arguments(parser)
+    return parser
+
+
+def _ide_parser() -> _Parser:
+    return _Parser(prog="run-repl", parents=[common_options(after_command=True)])
+
+
+def looks_like_a_file(word: str) -> bool:
+    """A word the IDE may open though it does not exist yet: a path or a name with a dot."""
+    return "/" in word or os.sep in word or "." in Path(word).name
+
+
+def parse(
+    argv: Sequence[str],
+) -> tuple[argparse.Namespace, Callable[[argparse.Namespace, Output], int]]:
+    args = build_parser().parse_args(list(argv))
+    word, rest = args.word, args.rest
+    del args.word, args.rest
+    if word in COMMANDS:
+        command = COMMANDS[word]
+        return command_parser(command).parse_args(rest, namespace=args), command.handler
+    if word is not None and not os.path.exists(word) and not looks_like_a_file(word):
+        close = difflib.get_close_matches(word, list(COMMANDS), n=1, cutoff=0.6)
+        hint = f": did you mean {close[0]}?" if close else f" (commands: {', '.join(COMMANDS)})"
+        raise UsageError(f"run-repl: {word!r} is not a command or a file{hint}")
+    args.file = word
+    return _ide_parser().parse_args(rest, namespace=args), _tui
+
+
+# ---------------------------------------------------------------- main
+def _tolerant(stream: IO[str]) -> None:
+    """A character the terminal's encoding lacks is written as an escape, never a crash."""
+    reconfigure = getattr(stream, "reconfigure", None)
+    if reconfigure is not None:
+        try:
+            reconfigure(errors="backslashreplace")
+        except (ValueError, OSError):
+            pass
+
+
+def _quiet_broken_pipe() -> None:
+    """The reader went away (`run-repl history | head`): stop writing, say nothing.
+    Later writes (and the flush at exit) go to /dev/null instead of raising."""
+    try:
+        devnull = os.open(os.devnull, os.O_WRONLY)
+        os.dup2(devnull, sys.stdout.fileno())
+    except (OSError, ValueError, AttributeError):
+        pass
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    """The `run-repl` command; returns its exit status (see `run-repl --help`)."""
+    _tolerant(sys.stdout)
+    _tolerant(sys.stderr)
+    output = Output(TerminalWriter(sys.stdout), TerminalWriter(sys.stderr))
+    try:
+        try:
+            args, handler = parse(sys.argv[1:] if argv is None else argv)
+        except SystemExit as exc:  # --help
+            return int(exc.code or 0)
+        return int(handler(args, output))
+    except UsageError as exc:
+        output.err.line(styled("error", str(exc)))
+        return ExitCode.USAGE
+    except KeyboardInterrupt:
+        return ExitCode.CANCELLED
+    except BrokenPipeError:
+        _quiet_broken_pipe()
+        return ExitCode.BROKEN_PIPE
+    except sqlite3.DatabaseError as exc:
+        output.err.line(
+            styled(
+                "error",
+                f"run-repl: the store could not be read or written ({exc}): move the damaged "
+                "run-repl.sqlite3 aside, or pass --data-dir",
+            )
+        )
+        return ExitCode.ERROR
 
 
 if __name__ == "__main__":

@@ -6,12 +6,16 @@
     [limits]
     timeout_ms = 60000
     [keymap]
-    run = "ctrl+r"                    # binding id = keys
+    "app.run" = "ctrl+r"              # binding id = keys
     [store]
     max_bytes = 2147483648
 
 Environment overrides: RUN_REPL_HOST, RUN_REPL_THEME. A bad file never stops
 the program: it says what is wrong, once, and uses the defaults.
+
+Reading uses the standard library's `tomllib`; writing (the theme picked in
+the app) uses tomlkit, as harlequin does, because a person's comments, key
+order and quoting have to survive the program changing one value.
 """
 
 from __future__ import annotations
@@ -24,30 +28,58 @@ from typing import Any
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
 from .paths import config_dir
+from .present.files import atomic_write_text
+from .present.formats import first_error
 from .sandbox.limits import Limits
 
 CONFIG_FILE = "config.toml"
 
 
+class ConfigWriteError(OSError):
+    """The settings file could not be updated; the message says why and what to do."""
+
+
 class StoreSettings(BaseModel):
     model_config = ConfigDict(extra="forbid")
+
     max_bytes: int = Field(1 << 30, ge=1 << 20)
+    """How much the store keeps (values, history) before the oldest goes."""
     max_age_days: float = Field(30, gt=0)
+    """How long a stored value or run is kept."""
 
 
 class Settings(BaseModel):
+    """Every setting, validated: a bad one is reported with its place (`limits.timeout_ms`)."""
+
     model_config = ConfigDict(extra="forbid")
 
     theme: str = "run-repl-dark"
+    """The IDE's theme (a built-in name, or one from the user's themes directory)."""
     host: str | None = None
-    limits: dict[str, int] = Field(default_factory=dict)
+    """The default for --host: package.module:attr or a .py file."""
+    limits: Limits = Field(default_factory=Limits)
+    """Run limits (any field of run_repl.Limits); the command line overrides them."""
     keymap: dict[str, str] = Field(default_factory=dict)
+    """Binding id = keys, for the IDE."""
     store: StoreSettings = Field(default_factory=StoreSettings)
 
     def limits_model(self, **overrides: int | None) -> Limits:
-        values: dict[str, Any] = dict(self.limits)
+        """These limits with the given fields replaced (None leaves a field as it is);
+        raises pydantic's ValidationError for a value out of range."""
+        values: dict[str, Any] = self.limits.model_dump()
         values.update({k: v for k, v in overrides.items() if v is not None})
-        return Limits(**values)
+        return Limits.model_validate(values)
+
+    def with_environment(
+        self, environ: os._Environ[str] | dict[str, str] | None = None
+    ) -> Settings:
+        env = os.environ if environ is None else environ
+        update = {
+            key: env[name]
+            for key, name in (("host", "RUN_REPL_HOST"), ("theme", "RUN_REPL_THEME"))
+            if env.get(name)
+        }
+        return self.model_copy(update=update) if update else self
 
 
 def config_path(override: str | os.PathLike[str] | None = None) -> Path:
@@ -58,53 +90,42 @@ def load_settings(path: Path | None = None) -> tuple[Settings, str | None]:
     """The settings, and a one-line problem with the file if there was one."""
     path = path or config_path()
     problem: str | None = None
-    data: dict[str, Any] = {}
+    settings = Settings()
     try:
         data = tomllib.loads(path.read_text(encoding="utf-8"))
     except FileNotFoundError:
-        pass
+        data = {}
     except (OSError, UnicodeDecodeError, tomllib.TOMLDecodeError) as exc:
+        data = {}
         problem = f"{path}: {exc}; using the default settings."
-    settings = Settings()
     if data:
         try:
             settings = Settings.model_validate(data)
-            settings.limits_model()  # limit names and values are checked here too
         except ValidationError as exc:
-            first = exc.errors()[0]
-            where = ".".join(str(p) for p in first["loc"]) or "file"
-            problem = f"{path}: {where}: {first['msg']}; using the default settings."
-            settings = Settings()
-    if os.environ.get("RUN_REPL_HOST"):
-        settings.host = os.environ["RUN_REPL_HOST"]
-    if os.environ.get("RUN_REPL_THEME"):
-        settings.theme = os.environ["RUN_REPL_THEME"]
-    return settings, problem
+            problem = f"{path}: {first_error(exc)}; using the default settings."
+    return settings.with_environment(), problem
 
 
 def save_setting(key: str, value: str, path: Path | None = None) -> None:
-    """Set one top-level string setting (the theme picked in the app), keeping the rest."""
+    """Set one top-level setting (the theme picked in the app), keeping the rest of
+    the file as it was: comments, order, quoting. Raises ConfigWriteError (an
+    OSError) rather than overwrite a file it cannot read."""
+    import tomlkit
+    from tomlkit.exceptions import ParseError
+
     path = path or config_path()
-    lines: list[str] = []
     try:
-        lines = path.read_text(encoding="utf-8").splitlines()
+        text = path.read_text(encoding="utf-8")
     except FileNotFoundError:
-        pass
-    entry = f"{key} = {_toml_string(value)}"
-    for i, line in enumerate(lines):
-        if line.split("=", 1)[0].strip() == key and not line.lstrip().startswith("["):
-            lines[i] = entry
-            break
-        if line.lstrip().startswith("["):
-            lines.insert(i, entry)
-            break
-    else:
-        lines.append(entry)
+        text = ""
+    except (OSError, UnicodeDecodeError) as exc:
+        raise ConfigWriteError(f"cannot read {path} to update it: {exc}") from None
+    try:
+        document = tomlkit.parse(text)
+    except ParseError as exc:
+        raise ConfigWriteError(
+            f"{path} is not valid TOML ({exc}): fix it, and the setting can be saved"
+        ) from None
+    document[key] = value  # a new key goes before the first table, where it belongs
     path.parent.mkdir(parents=True, exist_ok=True)
-    tmp = path.with_name(path.name + ".tmp")
-    tmp.write_text("\n".join(lines) + "\n", encoding="utf-8")
-    tmp.replace(path)
-
-
-def _toml_string(value: str) -> str:
-    return '"' + value.replace("\\", "\\\\").replace('"', '\\"') + '"'
+    atomic_write_text(path, tomlkit.dumps(document))

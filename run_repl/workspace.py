@@ -1,26 +1,39 @@
 """What every front end works with: settings, the store, the host and a runner.
 
-The CLI, the line REPL and the TUI open one of these and run snippets through
-`run_and_record`, which also keeps the history and the pending approvals.
+    with open_workspace(host_spec, data_dir_override=...) as ws:
+        result = await ws.run(source)       # kept in the history, approvals saved
+        ws.not_saved_reason(result)         # None when its approvals are in the store
+
+The CLI, the line REPL and the IDE open one of these; closing it (the `with`
+block does) flushes the runner. A data directory that cannot work (a file, a
+place that cannot be created or written) is a WorkspaceError with one line
+that says what to do, raised before anything else is opened.
 """
 
 from __future__ import annotations
 
 import os
 import secrets
+import tempfile
 from dataclasses import dataclass, field
 from pathlib import Path
+from types import TracebackType
 from typing import Any
 
 from .config import Settings, load_settings
 from .host.loader import LoadedHost, load_host
 from .paths import data_dir
-from .sandbox.continuation import as_secret, load_or_create_secret
+from .present.approvals import SessionApprovals, approve_command, default_data_dir_flag
+from .sandbox.continuation import SecretTooShort, as_secret, load_or_create_secret
 from .sandbox.limits import MIB
 from .sandbox.result import RunResult
 from .sandbox.runner import Runner, create_runner
-from .store import Store, open_store
+from .store import MemoryStore, Store, open_store
 from .store.approval_flow import decide, record_run, save_interrupted
+
+
+class WorkspaceError(Exception):
+    """The workspace cannot open (its data directory or secret); the message is one line."""
 
 
 @dataclass
@@ -31,6 +44,8 @@ class Workspace:
     runner: Runner
     data_dir: Path
     warnings: list[str] = field(default_factory=list)
+    session_approvals: SessionApprovals = field(default_factory=SessionApprovals)
+    """Host paths approved "for the rest of this session" (the REPL and the IDE share the rule)."""
 
     async def run(self, source: str, **kwargs: Any) -> RunResult:
         """Run a snippet against the host; keep it in the history, and its approvals."""
@@ -49,8 +64,69 @@ class Workspace:
         """Approve (True) or deny (False) pending approvals, and resume their run."""
         return await decide(self.store, self.runner, self.host.functions, decisions, **kwargs)
 
+    @property
+    def persistent(self) -> bool:
+        """Whether the store outlives this process (False: it fell back to memory)."""
+        return not isinstance(self.store, MemoryStore)
+
+    def not_saved_reason(self, result: RunResult) -> str | None:
+        """Why the approvals `result` waits for are not in a lasting store, or None
+        when they all are (checked in the store, not assumed)."""
+        if result.status != "interrupted" or not result.interruptions:
+            return None
+        if not self.persistent:
+            return f"the store is in memory only ({self.store.location})"
+        try:
+            missing = [i.id for i in result.interruptions if self.store.get_approval(i.id) is None]
+        except Exception as exc:
+            return f"the store could not be read back ({exc})"
+        if missing:
+            return f"writing it to {self.store.location} failed"
+        return None
+
+    def approve_command(self, approval_id: str, action: str = "approve") -> str:
+        """The shell command that decides `approval_id` later, with the flags it needs."""
+        return approve_command(
+            approval_id,
+            host=None if self.host.is_demo else self.host.name,
+            data_dir=default_data_dir_flag(self.data_dir, data_dir()),
+            action=action,
+        )
+
     def close(self) -> None:
         self.runner.flush()
+
+    def __enter__(self) -> Workspace:
+        return self
+
+    def __exit__(
+        self,
+        exc_type: type[BaseException] | None,
+        exc: BaseException | None,
+        tb: TracebackType | None,
+    ) -> None:
+        self.close()
+
+
+def prepare_data_dir(directory: Path) -> None:
+    """Make the data directory (0700: it holds sources, results and tokens) or
+    raise WorkspaceError saying, in one line, why it cannot be used."""
+    fix = "pass --data-dir (or set RUN_REPL_DATA_DIR) to a directory you can write"
+    if directory.exists() and not directory.is_dir():
+        raise WorkspaceError(f"the data directory {directory} is a file, not a directory: {fix}.")
+    try:
+        directory.mkdir(mode=0o700, parents=True, exist_ok=True)
+    except OSError as exc:
+        raise WorkspaceError(
+            f"cannot create the data directory {directory} ({exc.strerror or exc}): {fix}."
+        ) from None
+    try:
+        with tempfile.TemporaryFile(dir=directory):
+            pass
+    except OSError as exc:
+        raise WorkspaceError(
+            f"cannot write in the data directory {directory} ({exc.strerror or exc}): {fix}."
+        ) from None
 
 
 def open_workspace(
@@ -60,28 +136,34 @@ def open_workspace(
     timeout_ms: int | None = None,
     memory_mb: int | None = None,
 ) -> Workspace:
-    """Raises HostLoadError for a bad --host, pydantic ValidationError for bad limits."""
+    """Raises WorkspaceError for an unusable data directory or secret, HostLoadError
+    for a bad --host, pydantic ValidationError for bad limits."""
     settings, problem = load_settings()
     warnings = [problem] if problem else []
     directory = data_dir(data_dir_override)
+    prepare_data_dir(directory)
+    limits = settings.limits_model(
+        timeout_ms=timeout_ms, memory_bytes=memory_mb * MIB if memory_mb is not None else None
+    )
+    secret = _secret(directory, warnings)
     store, warning = open_store(
         directory, max_bytes=settings.store.max_bytes, max_age_s=settings.store.max_age_days * 86400
     )
     if warning:
         warnings.append(warning)
     host = load_host(host_spec or settings.host, data_dir_override=str(directory))
-    limits = settings.limits_model(
-        timeout_ms=timeout_ms, memory_bytes=memory_mb * MIB if memory_mb is not None else None
-    )
-    runner = create_runner(limits=limits, store=store, secret=_secret(directory, warnings))
+    runner = create_runner(limits=limits, store=store, secret=secret)
     return Workspace(settings, store, host, runner, directory, warnings)
 
 
 def _secret(directory: Path, warnings: list[str]) -> bytes:
-    if os.environ.get("RUN_REPL_SECRET"):
-        return as_secret(os.environ["RUN_REPL_SECRET"])
     try:
+        if os.environ.get("RUN_REPL_SECRET"):
+            return as_secret(os.environ["RUN_REPL_SECRET"])
         return load_or_create_secret(directory)
+    except SecretTooShort as exc:
+        where = "RUN_REPL_SECRET" if os.environ.get("RUN_REPL_SECRET") else str(directory)
+        raise WorkspaceError(f"{where}: {exc}") from None
     except OSError as exc:
         warnings.append(
             f"cannot keep the continuation secret in {directory} ({exc}): using one for this process only, "

@@ -117,18 +117,47 @@ def _load_file(spec: str, path: Path) -> types.ModuleType:
     return module
 
 
-def describe(host: LoadedHost) -> list[dict[str, Any]]:
-    """Each host function with its signature and docstring, for help and completion."""
-    out = []
-    for path, fn in host.manifest.functions.items():
-        out.append(
-            {
-                "path": path,
-                "signature": path + js_parameters(fn.fn),
-                "python_signature": fn.signature,
-                "doc": fn.doc,
-                "async": fn.is_async,
-                "needs_approval": fn.approval is not None,
-            }
+@dataclass(frozen=True)
+class FunctionInfo:
+    """One host function as help, completion and catalogs show it."""
+
+    path: str  # "crm.getAccount"
+    js_signature: str  # "crm.getAccount(accountId, limit?)": how a snippet calls it
+    python_signature: str  # "(account_id: str, limit: int = 10) -> dict"
+    doc: str  # the docstring, cleaned ("" when there is none)
+    is_async: bool
+    needs_approval: bool
+
+    @property
+    def summary(self) -> str:
+        """The docstring's first non-blank line."""
+        for line in self.doc.splitlines():
+            if line.strip():
+                return line.strip()
+        return ""
+
+    def to_json(self) -> dict[str, Any]:
+        """The shape of `run-repl host --json`."""
+        return {
+            "path": self.path,
+            "signature": self.js_signature,
+            "python_signature": self.python_signature,
+            "doc": self.doc,
+            "async": self.is_async,
+            "needs_approval": self.needs_approval,
+        }
+
+
+def describe(host: LoadedHost) -> list[FunctionInfo]:
+    """Each host function with its signatures and docstring, in the manifest's order."""
+    return [
+        FunctionInfo(
+            path=path,
+            js_signature=path + js_parameters(fn.fn),
+            python_signature=fn.signature,
+            doc=fn.doc,
+            is_async=fn.is_async,
+            needs_approval=fn.approval is not None,
         )
-    return out
+        for path, fn in host.manifest.functions.items()
+    ]

@@ -8,34 +8,19 @@ from __future__ import annotations
 
 import re
 from collections.abc import Iterable, Mapping, Sequence
-from typing import Any
 
 from prompt_toolkit.completion import CompleteEvent, Completer, Completion
 from prompt_toolkit.document import Document
+
+from ..host.loader import FunctionInfo
+from ..present.hosts import function_meta
 
 # A dotted name being typed; not one that is itself a member (`x.crm.`).
 _DOTTED = re.compile(r"(?<![\w$.])[A-Za-z_$][\w$]*(?:\.[A-Za-z_$][\w$]*)*\.?$")
 
 
-def first_line(doc: str | None) -> str:
-    for line in (doc or "").splitlines():
-        if line.strip():
-            return line.strip()
-    return ""
-
-
-def function_meta(item: Mapping[str, Any]) -> str:
-    meta = str(item["signature"])
-    doc = first_line(item.get("doc"))
-    if doc:
-        meta += f" — {doc}"
-    if item.get("needs_approval"):
-        meta += " (needs approval)"
-    return meta
-
-
 class ReplCompleter(Completer):
-    def __init__(self, functions: Sequence[Mapping[str, Any]], commands: Mapping[str, str]) -> None:
+    def __init__(self, functions: Sequence[FunctionInfo], commands: Mapping[str, str]) -> None:
         self.functions = list(functions)
         self.commands = dict(commands)
 
@@ -52,9 +37,11 @@ class ReplCompleter(Completer):
         if match is None:
             return
         word = match.group()
-        for item in self.functions:
-            path = str(item["path"])
-            if path.startswith(word) and path != word:
+        for info in self.functions:
+            if info.path.startswith(word) and info.path != word:
                 yield Completion(
-                    path, start_position=-len(word), display=path, display_meta=function_meta(item)
+                    info.path,
+                    start_position=-len(word),
+                    display=info.path,
+                    display_meta=function_meta(info),
                 )

@@ -4,21 +4,23 @@ Type a snippet (Enter runs it once it is complete, Escape Enter runs it as it
 is); its logs and host calls stream as they happen, then its value (the first
 page of it), or its error with the place in the snippet. Ctrl-C cancels a run,
 approvals are asked for inline, and `:more` pages through a big value.
-With no terminal it reads stdin as one snippet and prints like `run-repl run`.
+With no terminal it reads stdin as one snippet and ends like `run-repl run`.
+
+Everything it prints is worded by `run_repl.present` and printed as
+prompt-toolkit formatted text (fragments, sanitized as they are written).
 """
 
 from __future__ import annotations
 
 import asyncio
-import datetime as dt
-import json
 import os
-import shlex
+import select
 import signal
 import sys
+import termios
 import traceback
-from collections.abc import Awaitable, Callable, Iterator
-from contextlib import contextmanager
+from collections.abc import Awaitable, Callable, Iterable, Iterator
+from contextlib import contextmanager, suppress
 from dataclasses import dataclass
 from functools import partial
 from typing import Any
@@ -29,49 +31,50 @@ from prompt_toolkit.auto_suggest import AutoSuggestFromHistory
 from prompt_toolkit.buffer import Buffer
 from prompt_toolkit.enums import DEFAULT_BUFFER
 from prompt_toolkit.filters import Condition, has_focus, has_selection
-from prompt_toolkit.formatted_text import ANSI, StyleAndTextTuples
+from prompt_toolkit.formatted_text import StyleAndTextTuples
 from prompt_toolkit.history import FileHistory, History, InMemoryHistory
 from prompt_toolkit.input import Input, create_input
+from prompt_toolkit.input.typeahead import clear_typeahead
 from prompt_toolkit.key_binding import KeyBindings, KeyPressEvent
 from prompt_toolkit.lexers import PygmentsLexer
 from prompt_toolkit.output import DummyOutput, Output, create_output
 from pygments.lexers.javascript import TypeScriptLexer
 
 from ..host.loader import describe
-from ..paths import data_dir as default_data_dir
-from ..result_text import (
-    Painter,
-    format_call,
-    format_error,
-    format_log,
-    format_result,
-    use_color,
+from ..present import (
+    ExitCode,
+    Line,
+    ValuePager,
+    call_line,
+    dropped_logs_lines,
+    error_lines,
+    function_lines,
+    history_lines,
+    interruption_lines,
+    left_pending_lines,
+    line,
+    log_line,
+    result_status_line,
+    styled,
     value_lines,
 )
-from ..safe_text import clean, clean_call, clean_log, clean_result, printable
+from ..present.approvals import SESSION_CONFIRM, session_note, session_question
+from ..present.color import color_enabled
+from ..present.ptk_render import PTK_STYLE, to_formatted_text
+from ..present.rich_render import TerminalWriter
+from ..present.shell import Output as ShellOutput
+from ..present.shell import SourceError, read_source, source_too_large, write_run
 from ..sandbox.result import CallRecord, LogLine, RunResult
-from ..sandbox.result_store import ResultRefNotFound
 from ..store import ApprovalConflict
 from ..workspace import Workspace
-from .completion import ReplCompleter, first_line
+from .completion import ReplCompleter
 from .input_complete import INDENT, indent_for, is_complete
-from .paging import ValuePager
 
-EXIT_OK, EXIT_ERROR, EXIT_INTERRUPTED = 0, 1, 3
 HISTORY_FILE = "repl_history"
 LIVE_CALLS = 12  # calls printed as they finish; past this, only a count at the end
 PROMPT, CONTINUATION = "js> ", "... "
-
-COMMANDS = {
-    ":help": "commands and keys",
-    ":host": "the host's functions, with signatures",
-    ":history": "the last runs (:history N)",
-    ":more": "the next page of the current value",
-    ":page": "page N of the current value (:page N)",
-    ":item": "item N of the current value, in full (:item N)",
-    ":clear": "clear the screen",
-    ":quit": "leave (or Ctrl-D)",
-}
+QUESTION = "  approve? y yes · n no · a always (this session) — then Enter: "
+ANSWERS = {"y": "y", "yes": "y", "n": "n", "no": "n", "a": "a", "always": "a"}
 
 KEYS = [
     ("Enter", "run the snippet when it is complete, else a new line"),
@@ -90,57 +93,59 @@ async def run_line_repl(
     ws: Workspace, *, input: Input | None = None, output: Output | None = None
 ) -> int:
     """The line REPL over `ws` until :quit or Ctrl-D (0). With no terminal and no
-    `input`, one snippet from stdin: 0 ok, 1 error, 3 interrupted (approval saved)."""
+    `input`, one snippet from stdin, ended as `run-repl run` ends (see ExitCode)."""
     if input is None and not sys.stdin.isatty():
         return await run_piped(ws)
     return await LineRepl(ws, input=input, output=output).loop()
 
 
 async def run_piped(ws: Workspace) -> int:
-    source = await asyncio.to_thread(sys.stdin.read)
-    result = await ws.run(source)
-    text = format_result(clean_result(result), source=source, color=use_color(sys.stdout))
-    sys.stdout.write(printable(text) + "\n")
-    for it in result.interruptions or []:
-        print(f"saved pending approval {it.id}: {approve_command(ws, it.id)}  (or deny)")
-    return {"ok": EXIT_OK, "error": EXIT_ERROR, "interrupted": EXIT_INTERRUPTED}[result.status]
-
-
-def approve_command(ws: Workspace, approval_id: str) -> str:
-    """The shell command that approves later, with the flags this workspace needs."""
-    command = f"run-repl approvals approve {approval_id}"
-    if not ws.host.is_demo:
-        command += f" --host {shlex.quote(ws.host.name)}"
-    if ws.data_dir.resolve() != default_data_dir().resolve():
-        command += f" --data-dir {shlex.quote(str(ws.data_dir))}"
-    return command
+    shell = ShellOutput(TerminalWriter(sys.stdout), TerminalWriter(sys.stderr))
+    shell.seen_warnings = len(ws.warnings)  # the CLI printed the ones from opening it
+    limit = ws.runner.limits.max_source_bytes
+    try:
+        source, too_large = await asyncio.to_thread(read_source, "-", limit)
+    except SourceError as exc:
+        shell.err.line(styled("error", f"run-repl: {exc}"))
+        return ExitCode.USAGE
+    result = source_too_large("-", limit) if too_large else await ws.run(source)
+    shell.warnings(ws.warnings)
+    return write_run(
+        result,
+        source,
+        shell,
+        as_json=False,
+        not_saved=ws.not_saved_reason(result),
+        approve_command=ws.approve_command,
+    )
 
 
 def wants_color(output: Output) -> bool:
-    if (
-        isinstance(output, DummyOutput)
-        or os.environ.get("NO_COLOR")
-        or os.environ.get("TERM") == "dumb"
-    ):
+    if isinstance(output, DummyOutput):
         return False
     stream = getattr(output, "stdout", None)
-    if stream is not None and hasattr(stream, "isatty"):
-        return use_color(stream)
-    return True  # a Windows console output: it has colours
+    return color_enabled(stream if stream is not None and hasattr(stream, "isatty") else None)
 
 
 class Console:
-    """Prints above the prompt (the REPL is never at the prompt while it prints)."""
+    """Prints lines above the prompt (the REPL is never at the prompt while it prints)."""
 
     def __init__(self, output: Output, color: bool) -> None:
         self.output = output
-        self.paint = Painter(color)
+        self.color = color
 
-    def print(self, *lines: str) -> None:
+    def print(self, lines: Iterable[Line]) -> None:
+        lines = list(lines)
         if lines:
-            # ANSI() turns the painter's colours into styles; printable() makes
-            # sure nothing else in the text can act as a terminal control.
-            print_formatted_text(ANSI(printable("\n".join(lines))), output=self.output)
+            print_formatted_text(
+                to_formatted_text(lines, color=self.color),
+                style=PTK_STYLE,
+                output=self.output,
+                end="",
+            )
+
+    def say(self, style: str, text: str) -> None:
+        self.print([styled(style, text)])
 
 
 @dataclass
@@ -152,9 +157,45 @@ class Live:
     calls_seen: int = 0
 
 
+@dataclass(frozen=True)
+class ReplCommand:
+    """A `:` command: its name, other names, what it does, and its help line."""
+
+    name: str
+    aliases: tuple[str, ...]
+    handler: Callable[[LineRepl, str], Awaitable[bool]]  # True: leave the REPL
+    help: str
+
+    @property
+    def names(self) -> tuple[str, ...]:
+        return (self.name, *self.aliases)
+
+
 def _newline(buffer: Buffer) -> None:
     buffer.newline(copy_margin=False)
     buffer.insert_text(indent_for(buffer.document.text_before_cursor))
+
+
+def discard_typeahead(input: Input) -> None:
+    """Forget every key typed before now: what was typed while a snippet ran (or
+    pasted with it) was meant for something else, and must not answer a question
+    that had not been asked yet."""
+    clear_typeahead(input)  # keys prompt-toolkit read but the last prompt did not use
+    try:
+        fd = input.fileno()
+    except (NotImplementedError, OSError, ValueError):
+        return
+    if os.isatty(fd):
+        with suppress(termios.error):
+            termios.tcflush(fd, termios.TCIFLUSH)
+        return
+    # A pipe (tests, a driving program): read off what is already there.
+    while select.select([fd], [], [], 0)[0]:
+        try:
+            if not os.read(fd, 4096):
+                return
+        except BlockingIOError:
+            return
 
 
 class LineRepl:
@@ -163,10 +204,8 @@ class LineRepl:
         self.input = input or create_input()
         self.output = output or create_output()
         self.console = Console(self.output, wants_color(self.output))
-        self.paint = self.console.paint
         self.functions = describe(ws.host)
         self.pager: ValuePager | None = None
-        self.always: set[str] = set()  # paths answered `a`: approved for the rest of the session
         self._cancel: asyncio.Event | None = None
         self._warned = len(ws.warnings)  # the CLI printed the ones from opening the workspace
         self.session: PromptSession[str] = PromptSession(
@@ -174,7 +213,7 @@ class LineRepl:
             multiline=True,
             prompt_continuation=CONTINUATION,
             lexer=PygmentsLexer(TypeScriptLexer),
-            completer=ReplCompleter(self.functions, COMMANDS),
+            completer=ReplCompleter(self.functions, COMMAND_HELP),
             complete_while_typing=True,
             auto_suggest=AutoSuggestFromHistory(),
             history=self._history(),
@@ -261,8 +300,9 @@ class LineRepl:
         if self.pager is not None and self.pager.has_more:
             rest = self.pager.total - self.pager.next_offset
             parts.append(("", f" · ^N next page ({rest:,} more items)"))
-        if self.always:
-            parts.append(("", f" · auto-approving {len(self.always)} path(s)"))
+        approved = len(self.ws.session_approvals)
+        if approved:
+            parts.append(("", f" · auto-approving {approved} path(s)"))
         return parts
 
     @contextmanager
@@ -289,20 +329,24 @@ class LineRepl:
         if self._cancel is not None and not self._cancel.is_set():
             self._cancel.set()
             # The terminal has echoed ^C without a newline: finish its line.
-            self.console.print(self.paint(" cancelling…", "dim"))
+            self.console.say("dim", " cancelling…")
 
     # ------------------------------------------------------------------ loop
     async def loop(self) -> int:
         count = len(self.functions)
         self.console.print(
-            self.paint(
-                f"run-repl · host {self.ws.host.name} ({count} function{'s' * (count != 1)})",
-                "bold",
-            )
-            + self.paint(
-                " · each snippet runs on its own: Ctrl-J for a new line · :help · Ctrl-D quits",
-                "dim",
-            )
+            [
+                line(
+                    (
+                        "bold",
+                        f"run-repl · host {self.ws.host.name} ({count} function{'s' * (count != 1)})",
+                    ),
+                    (
+                        "dim",
+                        " · each snippet runs on its own: Ctrl-J for a new line · :help · Ctrl-D quits",
+                    ),
+                )
+            ]
         )
         with self._ctrl_c_cancels():
             while True:
@@ -311,20 +355,18 @@ class LineRepl:
                 except KeyboardInterrupt:
                     continue  # Ctrl-C at the prompt: the input is gone, the REPL stays
                 except EOFError:
-                    return EXIT_OK
+                    return ExitCode.OK
                 if not text.strip():
                     continue
                 try:
                     if text.lstrip().startswith(":"):
                         if await self.command(text.strip()):
-                            return EXIT_OK
+                            return ExitCode.OK
                     else:
                         await self.run_snippet(text)
                 except Exception as exc:  # a bug or a broken store must not end the session
-                    self.console.print(
-                        self.paint(f"internal error: {type(exc).__name__}: {exc}", "red")
-                    )
-                    self.console.print(self.paint(traceback.format_exc().rstrip(), "dim"))
+                    self.console.say("error", f"internal error: {type(exc).__name__}: {exc}")
+                    self.console.say("dim", traceback.format_exc().rstrip())
 
     async def run_snippet(self, source: str) -> None:
         result = await self._execute(partial(self.ws.run, source), previous=None)
@@ -337,7 +379,7 @@ class LineRepl:
             try:
                 result = await self._execute(partial(self.ws.decide, decisions), previous=result)
             except (ApprovalConflict, KeyError, ValueError) as exc:
-                self.console.print(self.paint(f"cannot resume: {exc}", "red"))
+                self.console.say("error", f"cannot resume: {exc}")
                 return
             self._show(result, source)
 
@@ -346,10 +388,10 @@ class LineRepl:
     ) -> RunResult:
         live = Live(replayed_logs=previous.logs_total if previous is not None else 0)
 
-        def on_log(line: LogLine) -> None:
+        def on_log(log: LogLine) -> None:
             live.logs_seen += 1
             if live.logs_seen > live.replayed_logs:
-                self.console.print(format_log(clean_log(line), self.paint))
+                self.console.print([log_line(log)])
 
         def on_call(call: CallRecord) -> None:
             # A call is shown once, when it ends; one a resume replays was shown before.
@@ -357,7 +399,7 @@ class LineRepl:
                 return
             live.calls_seen += 1
             if live.calls_seen <= LIVE_CALLS:
-                self.console.print("  " + format_call(clean_call(call), self.paint))
+                self.console.print([[("", "  "), *call_line(call)]])
 
         self._cancel = cancel = asyncio.Event()
         try:
@@ -365,183 +407,214 @@ class LineRepl:
         finally:
             self._cancel = None
         if live.calls_seen > LIVE_CALLS:
-            self.console.print(
-                self.paint(f"  … and {live.calls_seen - LIVE_CALLS} more host calls", "dim")
-            )
+            self.console.say("dim", f"  … and {live.calls_seen - LIVE_CALLS} more host calls")
         for warning in self.ws.warnings[self._warned :]:  # e.g. the history could not be written
-            self.console.print(self.paint(f"warning: {clean(warning)}", "yellow"))
+            self.console.say("warn", f"warning: {warning}")
         self._warned = len(self.ws.warnings)
         return result
 
-    def _show(self, raw: RunResult, source: str) -> None:
-        result = clean_result(raw)
-        paint = self.paint
-        lines: list[str] = []
-        if result.logs_dropped:
-            lines.append(paint(f"… {result.logs_dropped} log lines dropped (max_log_lines)", "dim"))
+    def _show(self, result: RunResult, source: str) -> None:
+        lines = dropped_logs_lines(result)
         self.pager = ValuePager.of(result)
         if result.status == "ok":
-            # The window without its ref: the shared rendering would point at
-            # `run-repl expand`; here the next page is one key away.
-            lines += value_lines(result.model_copy(update={"value_ref": None}), paint)
+            lines += value_lines(result)
             if self.pager is not None and self.pager.has_more:
-                lines.append(self.pager.hint(paint))
+                lines.append(self._more_hint(self.pager))
         elif result.status == "error" and result.error is not None:
-            lines += format_error(result.error, source, paint)
-        status = {
-            "ok": paint("ok", "green"),
-            "error": paint("error", "red"),
-            "interrupted": paint("interrupted", "yellow"),
-        }
-        lines.append(paint(f"{status[result.status]} in {result.duration_ms:.1f} ms", "dim"))
-        self.console.print(*lines)
+            lines += error_lines(result.error, source)
+        lines.append(result_status_line(result))
+        self.console.print(lines)
 
     # ------------------------------------------------------------------ approvals
     async def _ask(self, result: RunResult) -> dict[str, bool] | None:
         """A decision for each of the run's interruptions, or None if the person
         stopped answering (Ctrl-C or Ctrl-D): they stay pending in the store."""
-        paint = self.paint
         decisions: dict[str, bool] = {}
         for it in result.interruptions or []:
-            path = clean(it.path)
-            args = clean(", ".join(json.dumps(a, ensure_ascii=False, default=str) for a in it.args))
-            message = it.payload.get("message") if isinstance(it.payload, dict) else None
-            lines = [
-                paint("approval needed: ", "yellow", "bold")
-                + paint(path, "bold")
-                + f"({args})"
-                + paint(f"  {it.id}", "dim")
-            ]
-            if isinstance(message, str) and message:
-                lines.append("  " + clean(message))
-            if path in self.always:
-                lines.append(
-                    paint(
-                        "  approved: you answered `a` for this path earlier in this session",
-                        "green",
-                    )
-                )
-                self.console.print(*lines)
+            self.console.print(interruption_lines(it))
+            if it.path in self.ws.session_approvals:
+                self.console.print([session_note(it.path)])
                 decisions[it.id] = True
                 continue
-            self.console.print(*lines)
-            answer = await self._question()
+            answer = await self._decision(it.path)
             if answer is None:
                 return None
-            if answer == "a":
-                self.always.add(path)
-            decisions[it.id] = answer in ("y", "a")
+            decisions[it.id] = answer
         return decisions
 
-    async def _question(self) -> str | None:
+    async def _decision(self, path: str) -> bool | None:
+        """y or n, then Enter; `a` approves the path for the session once it is
+        confirmed. Keys typed before the question are never taken as an answer."""
         while True:
-            try:
-                text = await self.question.prompt_async(
-                    "  approve? [y]es / [n]o / [a]lways this path: "
-                )
-            except (KeyboardInterrupt, EOFError):
+            answer = await self._prompt(QUESTION)
+            if answer is None:
                 return None
-            answer = text.strip().lower()[:1]
-            if answer in ("y", "n", "a"):
-                return answer
-            self.console.print(
-                self.paint("  answer y, n or a (Ctrl-C leaves it pending)", "yellow")
-            )
+            choice = ANSWERS.get(answer.strip().lower())
+            if choice == "y":
+                return True
+            if choice == "n":
+                return False
+            if choice == "a":
+                confirm = await self._prompt(session_question(path))
+                if confirm is None:
+                    return None
+                if confirm.strip().lower() == SESSION_CONFIRM:
+                    self.ws.session_approvals.add(path)
+                    return True
+                self.console.say(
+                    "warn", f"  not approved for the session (that needs `{SESSION_CONFIRM}`)"
+                )
+                continue
+            self.console.say("warn", "  answer y, n or a, then Enter (Ctrl-C leaves it pending)")
+
+    async def _prompt(self, question: str) -> str | None:
+        discard_typeahead(self.input)
+        try:
+            return await self.question.prompt_async(question)
+        except (KeyboardInterrupt, EOFError):
+            return None
 
     def _left_pending(self, result: RunResult) -> None:
-        lines = [self.paint("left pending (saved in the store); to decide later:", "yellow")]
-        lines += [
-            f"  {approve_command(self.ws, it.id)}   (or deny)" for it in result.interruptions or []
-        ]
-        self.console.print(*lines)
+        self.console.print(
+            left_pending_lines(self.ws.approve_command(it.id) for it in result.interruptions or [])
+        )
 
     # ------------------------------------------------------------------ commands
-    async def command(self, line: str) -> bool:
+    async def command(self, text: str) -> bool:
         """Run a `:` command; True means leave the REPL."""
-        name, _, arg = line.partition(" ")
-        arg = arg.strip()
-        paint = self.paint
-        if name in (":quit", ":q", ":exit"):
-            return True
-        if name in (":help", ":h", ":?"):
-            self._help()
-        elif name == ":host":
-            self._host()
-        elif name == ":history":
-            self._history_list(arg)
-        elif name == ":clear":
-            self.output.erase_screen()
-            self.output.cursor_goto(0, 0)
-            self.output.flush()
-        elif name in (":more", ":page", ":item"):
-            self._page(name, arg)
-        else:
-            self.console.print(paint(f"unknown command {name}: :help lists them", "yellow"))
-        return False
+        name, _, arg = text.partition(" ")
+        command = COMMAND_NAMES.get(name)
+        if command is None:
+            self.console.say("warn", f"unknown command {name}: :help lists them")
+            return False
+        return await command.handler(self, arg.strip())
 
-    def _help(self) -> None:
-        paint = self.paint
+    async def _quit(self, arg: str) -> bool:
+        return True
+
+    async def _help(self, arg: str) -> bool:
         lines = [
-            paint(
-                "Type JavaScript or TypeScript: the body of an async function (await and return work).",
+            styled(
                 "bold",
+                "Type JavaScript or TypeScript: the body of an async function (await and return work).",
             ),
-            "Each snippet runs on its own: nothing carries over, so write several statements as one",
-            "snippet (Ctrl-J between them) and `return` what you want to see.",
+            line(
+                "Each snippet runs on its own: nothing carries over, so write several statements as one"
+            ),
+            line("snippet (Ctrl-J between them) and `return` what you want to see."),
+            styled("dim", "commands:"),
         ]
-        lines += [paint("commands:", "dim")] + [
-            f"  {name:<10} {text}" for name, text in COMMANDS.items()
-        ]
-        lines += [paint("keys:", "dim")] + [f"  {key:<26} {text}" for key, text in KEYS]
+        for c in COMMANDS:
+            also = f" ({', '.join(c.aliases)})" if c.aliases else ""
+            lines.append(line(f"  {c.name:<10} {c.help}", ("dim", also)))
+        lines.append(styled("dim", "keys:"))
+        lines += [line(f"  {key:<26} {text}") for key, text in KEYS]
         lines.append(
-            paint(
-                "approvals: y approves, n denies, a approves this path for the rest of the session",
+            styled(
                 "dim",
+                "approvals: y approves, n denies (then Enter); a approves the path for the rest "
+                f"of the session, once you confirm with `{SESSION_CONFIRM}`",
             )
         )
-        self.console.print(*lines)
+        self.console.print(lines)
+        return False
 
-    def _host(self) -> None:
-        paint = self.paint
-        lines = [paint(f"host {self.ws.host.name}", "bold")]
-        for item in self.functions:
-            flags = paint("  needs approval", "yellow") if item["needs_approval"] else ""
-            lines.append(f"  {paint(item['signature'], 'bold')}{flags}")
-            doc = first_line(item["doc"])
-            if doc:
-                lines.append(paint(f"      {doc}", "dim"))
-        self.console.print(*lines)
+    async def _host(self, arg: str) -> bool:
+        self.console.print(function_lines(self.ws.host.name, self.functions, full=False))
+        return False
 
-    def _history_list(self, arg: str) -> None:
-        limit = int(arg) if arg.isdigit() else 10
+    async def _history_list(self, arg: str) -> bool:
+        limit = int(arg) if arg.isdigit() and 0 < int(arg) <= 10_000 else 10
         runs = self.ws.store.list_runs(limit=limit)
         if not runs:
-            self.console.print(self.paint("no runs yet", "dim"))
-            return
-        lines = []
-        for r in reversed(runs):  # oldest first, so the last one sits next to the prompt
-            when = dt.datetime.fromtimestamp(r.started_at).strftime("%H:%M:%S")
-            status = r.status + (f" {r.error_code}" if r.error_code else "")
-            lines.append(
-                f"{self.paint(when, 'dim')}  {status:<30} {r.duration_ms:8.1f} ms  {clean(r.title)}"
-            )
-        self.console.print(*lines)
+            self.console.say("dim", "no runs yet")
+        else:  # oldest first, so the last one sits next to the prompt
+            self.console.print(history_lines(list(reversed(runs)), ids=False))
+        return False
 
-    def _page(self, name: str, arg: str) -> None:
-        paint = self.paint
-        if self.pager is None:
-            self.console.print(paint("no current value: run a snippet that returns one", "yellow"))
-            return
-        if name != ":more" and not arg.isdigit():
-            self.console.print(paint(f"{name} needs a number: {name} 2", "yellow"))
-            return
-        try:
-            if name == ":more":
-                lines = self.pager.more(self.ws.runner, paint)
-            elif name == ":page":
-                lines = self.pager.page(self.ws.runner, int(arg), paint)
+    async def _clear(self, arg: str) -> bool:
+        self.output.erase_screen()
+        self.output.cursor_goto(0, 0)
+        self.output.flush()
+        return False
+
+    async def _more(self, arg: str) -> bool:
+        pager = self._current_pager()
+        if pager is not None:
+            if not pager.has_more:
+                self.console.say(
+                    "dim",
+                    f"that was all of it: {pager.total:,} item{'s' * (pager.total != 1)} "
+                    "(:page N or :item N shows one again)",
+                )
             else:
-                lines = self.pager.item(self.ws.runner, int(arg), paint)
-        except ResultRefNotFound as exc:
-            lines = [paint(f"{exc.code}: {exc}", "red")]
-        self.console.print(*lines)
+                self._show_page(pager, pager.next_offset)
+        return False
+
+    async def _page(self, arg: str) -> bool:
+        pager = self._current_pager()
+        number = self._number(":page", arg)
+        if pager is None or number is None:
+            return False
+        if not 1 <= number <= pager.pages:
+            self.console.say(
+                "warn", f"no page {number}: pages 1–{pager.pages} of {pager.page_size} items"
+            )
+        else:
+            self._show_page(pager, pager.page_offset(number))
+        return False
+
+    async def _item(self, arg: str) -> bool:
+        pager = self._current_pager()
+        number = self._number(":item", arg)
+        if pager is None or number is None:
+            return False
+        if not 1 <= number <= pager.total:
+            self.console.say("warn", f"no item {number}: items 1–{pager.total:,}")
+            return False
+        next_offset = pager.next_offset
+        read = pager.read(self.ws.runner, number - 1, 1)
+        pager.next_offset = next_offset  # looking at one item does not move :more
+        self.console.print(pager.page_lines(read))
+        return False
+
+    # ------------------------------------------------------------------ paging
+    def _current_pager(self) -> ValuePager | None:
+        if self.pager is None:
+            self.console.say("warn", "no current value: run a snippet that returns one")
+        return self.pager
+
+    def _number(self, name: str, arg: str) -> int | None:
+        if not arg.isdigit():
+            self.console.say("warn", f"{name} needs a number: {name} 2")
+            return None
+        return int(arg)
+
+    def _show_page(self, pager: ValuePager, offset: int) -> None:
+        read = pager.read(self.ws.runner, offset)
+        lines = pager.page_lines(read)
+        if not read.problem and pager.has_more:
+            lines.append(self._more_hint(pager))
+        self.console.print(lines)
+
+    def _more_hint(self, pager: ValuePager) -> Line:
+        rest = pager.total - pager.next_offset
+        return styled(
+            "dim",
+            f"… {rest:,} more from item {pager.next_offset + 1:,}: :more or Ctrl-N for the next "
+            f"page, :page N (of {pager.pages}), :item N",
+        )
+
+
+COMMANDS: tuple[ReplCommand, ...] = (
+    ReplCommand(":help", (":h", ":?"), LineRepl._help, "commands and keys"),
+    ReplCommand(":host", (), LineRepl._host, "the host's functions, with signatures"),
+    ReplCommand(":history", (), LineRepl._history_list, "the last runs (:history N)"),
+    ReplCommand(":more", (), LineRepl._more, "the next page of the current value"),
+    ReplCommand(":page", (), LineRepl._page, "page N of the current value (:page N)"),
+    ReplCommand(":item", (), LineRepl._item, "item N of the current value, in full (:item N)"),
+    ReplCommand(":clear", (), LineRepl._clear, "clear the screen"),
+    ReplCommand(":quit", (":q", ":exit"), LineRepl._quit, "leave (or Ctrl-D)"),
+)
+COMMAND_NAMES = {name: c for c in COMMANDS for name in c.names}
+COMMAND_HELP = {c.name: c.help for c in COMMANDS}

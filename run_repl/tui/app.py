@@ -387,7 +387,7 @@ class RunReplApp(App[int]):
         from ..host.loader import describe
 
         lines = [
-            f"{d['signature']}{'  (needs approval)' if d['needs_approval'] else ''}"
+            f"{d.js_signature}{'  (needs approval)' if d.needs_approval else ''}"
             for d in describe(self.ws.host)
         ]
         self.notify("\n".join(lines[:30]), title=f"host: {self.ws.host.name}", timeout=15)

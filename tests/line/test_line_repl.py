@@ -30,8 +30,8 @@ from run_repl.host.loader import describe
 from run_repl.line import run_line_repl
 from run_repl.line.completion import ReplCompleter
 from run_repl.line.input_complete import indent_for, is_complete
-from run_repl.line.repl import COMMANDS
-from run_repl.safe_text import clean
+from run_repl.line.repl import COMMAND_HELP
+from run_repl.present.sanitize import UNSAFE
 from run_repl.workspace import Workspace, open_workspace
 
 HOST = '''
@@ -88,7 +88,9 @@ class Repl:
         self.buffer = io.StringIO()
         output = Vt100_Output(self.buffer, lambda: Size(rows=48, columns=160), term="xterm")
         self.sigint_before = signal.getsignal(signal.SIGINT)
-        self.task: asyncio.Task[int] = asyncio.create_task(run_line_repl(ws, input=pipe, output=output))
+        self.task: asyncio.Task[int] = asyncio.create_task(
+            run_line_repl(ws, input=pipe, output=output)
+        )
 
     def type(self, keys: str) -> None:
         self.pipe.send_text(keys)
@@ -151,7 +153,7 @@ async def test_ctrl_j_continues_a_complete_statement(repl: Repl) -> None:
 
 
 async def test_brackets_in_strings_and_comments_do_not_count(repl: Repl) -> None:
-    repl.type('return "{" + \'(\' + `[${1}` // {\r:quit\r')
+    repl.type("return \"{\" + '(' + `[${1}` // {\r:quit\r")
     assert await repl.exit_code() == 0
     assert '"{([1"' in repl.text
     assert len(repl.runs()) == 1
@@ -164,7 +166,9 @@ async def test_escape_enter_runs_an_incomplete_snippet_as_it_is(repl: Repl) -> N
 
 
 async def test_logs_stream_and_calls_show(repl: Repl) -> None:
-    repl.type('console.log("first log"); console.warn("second"); return await util.greet("ada")\r:quit\r')
+    repl.type(
+        'console.log("first log"); console.warn("second"); return await util.greet("ada")\r:quit\r'
+    )
     assert await repl.exit_code() == 0
     text = repl.text
     assert "first log" in text and "warn" in text and "second" in text
@@ -197,11 +201,18 @@ async def test_more_pages_without_gap_or_overlap(repl: Repl) -> None:
 
 
 async def test_approve_with_y_resumes_and_the_function_runs_once(repl: Repl) -> None:
-    repl.type('console.log("before"); const r = await orders.refund("o1"); console.log("after"); return r\ry\r:quit\r')
+    repl.type(
+        'console.log("before"); const r = await orders.refund("o1"); console.log("after"); return r\r'
+    )
+    await repl.wait_for("approve? y")
+    repl.type("y\r:quit\r")
     assert await repl.exit_code() == 0
     text = repl.text
-    assert 'approval needed: orders.refund("o1")' in text and "Refund order o1?" in text
-    assert '"refunded": "o1"' in text and "[approved]" in text
+    assert "waiting for approval: orders.refund" in text and "Refund order o1?" in text
+    assert '  arg 1 of 1 (2 characters):\n    "o1"' in text
+    assert (
+        '"refunded": "o1"' in text and 'orders.refund("o1")  ' in text and " ok approved " in text
+    )
     assert repl.calls() == ["o1"]
     # The resume replays the snippet from the start: its first log is not printed twice.
     assert len(re.findall(r"ms log +before", text)) == 1
@@ -210,31 +221,79 @@ async def test_approve_with_y_resumes_and_the_function_runs_once(repl: Repl) -> 
 
 
 async def test_deny_with_n_makes_the_snippet_see_approval_denied(repl: Repl) -> None:
-    repl.type('try { await orders.refund("o2") } catch (e) { return e.code }\rn\r:quit\r')
+    repl.type('try { await orders.refund("o2") } catch (e) { return e.code }\r')
+    await repl.wait_for("approve? y")
+    repl.type("n\r:quit\r")
     assert await repl.exit_code() == 0
     assert '"RUN_APPROVAL_DENIED"' in repl.text
     assert repl.calls() == []
 
 
 async def test_always_approves_the_path_for_the_rest_of_the_session(repl: Repl) -> None:
-    repl.type('return await orders.refund("o3")\ra\r')
+    repl.type('return await orders.refund("o3")\r')
+    await repl.wait_for("approve? y")
+    repl.type("a\r")
+    await repl.wait_for("type yes to confirm")
+    repl.type("yes\r")
     await repl.wait_for('"refunded": "o3"')
     repl.type('return await orders.refund("o4")\r:quit\r')  # no answer typed: none is asked for
     assert await repl.exit_code() == 0
     assert '"refunded": "o4"' in repl.text
-    assert "you answered `a` for this path earlier" in repl.text
-    assert repl.text.count("approve? [y]es") >= 1 and repl.calls() == ["o3", "o4"]
+    assert "you approved orders.refund for the rest of this session" in repl.text
+    second = repl.text.split("waiting for approval: orders.refund")[2]
+    assert "approve? y" not in second and repl.calls() == ["o3", "o4"]
+    assert "orders.refund" in repl.ws.session_approvals
+
+
+async def test_always_needs_its_confirmation(repl: Repl) -> None:
+    repl.type('return await orders.refund("o6")\r')
+    await repl.wait_for("approve? y")
+    repl.type("a\r")
+    await repl.wait_for("type yes to confirm")
+    repl.type("y\r")  # not `yes`: the session approval is not given, and the question comes back
+    await repl.wait_for("not approved for the session")
+    assert repl.calls() == [] and len(repl.ws.session_approvals) == 0
+    repl.type("n\r:quit\r")
+    assert await repl.exit_code() == 0
+    assert repl.calls() == []
+
+
+async def test_keys_typed_before_the_question_never_decide(repl: Repl) -> None:
+    # Typed ahead with the snippet (a paste, or keys pressed while it ran): discarded.
+    repl.type('return await orders.refund("o7")\ry\ryes\r')
+    await repl.wait_for("approve? y")
+    await asyncio.sleep(0.3)  # the typed-ahead keys had every chance to be taken as an answer
+    assert repl.calls() == [] and "approved" not in repl.text.split("approve? y", 1)[1]
+    repl.type("no\r:quit\r")
+    assert await repl.exit_code() == 0
+    assert repl.calls() == []
+    assert [a.status for a in repl.ws.store.list_approvals(status=None)] == ["denied"]
+
+
+async def test_only_a_whole_answer_decides(repl: Repl) -> None:
+    repl.type('return await orders.refund("o8")\r')
+    await repl.wait_for("approve? y")
+    repl.type("yikes\r")  # starts with y, but is not an answer
+    await repl.wait_for("answer y, n or a, then Enter")
+    assert repl.calls() == []
+    repl.type("\x03:quit\r")
+    assert await repl.exit_code() == 0
+    assert repl.calls() == [] and len(repl.ws.store.list_approvals(status="pending")) == 1
 
 
 async def test_ctrl_c_at_the_question_leaves_the_approval_pending(repl: Repl) -> None:
-    repl.type('return await orders.refund("o5")\r\x03:quit\r')
+    repl.type('return await orders.refund("o5")\r')
+    await repl.wait_for("approve? y")
+    repl.type("\x03:quit\r")
     assert await repl.exit_code() == 0
     pending = repl.ws.store.list_approvals(status="pending")
     assert len(pending) == 1 and repl.calls() == []
     assert f"run-repl approvals approve {pending[0].id}" in repl.text
 
 
-@pytest.mark.skipif(sys.platform == "win32", reason="SIGINT is what a terminal's Ctrl-C sends on POSIX")
+@pytest.mark.skipif(
+    sys.platform == "win32", reason="SIGINT is what a terminal's Ctrl-C sends on POSIX"
+)
 async def test_ctrl_c_cancels_a_running_snippet_and_the_repl_goes_on(repl: Repl) -> None:
     outside = repl.sigint_before
     repl.type('console.log("spinning"); while (true) {}\r')
@@ -262,33 +321,53 @@ async def test_ctrl_d_exits_with_zero(repl: Repl) -> None:
 
 
 async def test_commands(repl: Repl) -> None:
-    repl.type("return 1\r:host\r:history\r:help\r:nope\r:quit\r")
+    repl.type("return 1\r:host\r:history\r:h\r:nope\r:q\r")
     assert await repl.exit_code() == 0
     text = repl.text
     assert "util.greet(name)" in text and "orders.refund(order_id)  needs approval" in text
     assert re.search(r"ok\s+[\d.]+ ms  return 1", text)
     assert "Escape Enter" in text and "unknown command :nope" in text
+    assert ":quit      leave (or Ctrl-D) (:q, :exit)" in text
 
 
 async def test_guest_escape_sequences_are_not_sent_to_the_terminal(repl: Repl) -> None:
-    repl.type('console.log("\\x1b]0;pwned\\x07 \\x01x\\x02"); return "\\x9b31m"\r:quit\r')
+    repl.type(
+        'console.log("\\x1b]0;pwned\\x07 \\x01x\\x02\\u202e"); '
+        'await orders.refund("\\x1b[1A\\u202e\\x9b"); return "\\x9b31m"\r'
+    )
+    await repl.wait_for("approve? y")
+    repl.type("y\r:quit\r")
     assert await repl.exit_code() == 0
     raw = repl.buffer.getvalue()
-    assert "\x1b]0;pwned" not in raw and "\x01" not in raw and "\x9b" not in raw
-    assert "\\x1b]0;pwned\\x07" in repl.text
+    guest = raw.replace("\x1b[", "").replace("\x1b]", "")  # what is left of our own escapes
+    assert (
+        "pwned\x07" not in raw and "\x01" not in raw and "\x9b" not in raw and "\u202e" not in raw
+    )
+    assert "\x1b" not in ESCAPES.sub("", raw)
+    assert UNSAFE.search(repl.text) is None
+    assert "\\u001b]0;pwned\\u0007 \\u0001x\\u0002\\u202e" in repl.text  # shown, not obeyed
+    assert "Refund order \\u001b[1A\\u202e\\u009b?" in repl.text
+    del guest
 
 
 def test_completion_offers_host_paths_with_signature_and_doc(ws: Workspace) -> None:
-    completer = ReplCompleter(describe(ws.host), COMMANDS)
-    found = {c.text: c.display_meta_text for c in completer.get_completions(Document("await util."), CompleteEvent())}
+    completer = ReplCompleter(describe(ws.host), COMMAND_HELP)
+    found = {
+        c.text: c.display_meta_text
+        for c in completer.get_completions(Document("await util."), CompleteEvent())
+    }
     assert found == {
         "util.greet": "util.greet(name) — Say hello to someone.",
         "util.rows": "util.rows(n?) — Rows to page through.",
     }
-    orders = [c.display_meta_text for c in completer.get_completions(Document("ord"), CompleteEvent())]
+    orders = [
+        c.display_meta_text for c in completer.get_completions(Document("ord"), CompleteEvent())
+    ]
     assert orders == ["orders.refund(order_id) — Refund an order. (needs approval)"]
     assert not list(completer.get_completions(Document("x.util."), CompleteEvent()))
-    assert [c.text for c in completer.get_completions(Document(":hi"), CompleteEvent())] == [":history"]
+    assert [c.text for c in completer.get_completions(Document(":hi"), CompleteEvent())] == [
+        ":history"
+    ]
 
 
 @pytest.mark.parametrize(
@@ -334,13 +413,18 @@ def test_indent_follows_open_brackets_but_not_inside_template_text() -> None:
     assert indent_for("x") == ""
 
 
-def test_clean_shows_control_characters() -> None:
-    assert clean("a\x1b[31mb\tc\n\x9b") == "a\\x1b[31mb\tc\n\\x9b"
-
-
 def run_piped(host_file: Path, tmp_path: Path, source: str) -> subprocess.CompletedProcess[str]:
     return subprocess.run(
-        [sys.executable, "-m", "run_repl.cli", "repl", "--host", str(host_file), "--data-dir", str(tmp_path / "piped")],
+        [
+            sys.executable,
+            "-m",
+            "run_repl.cli",
+            "repl",
+            "--host",
+            str(host_file),
+            "--data-dir",
+            str(tmp_path / "piped"),
+        ],
         input=source,
         capture_output=True,
         text=True,
@@ -350,15 +434,17 @@ def run_piped(host_file: Path, tmp_path: Path, source: str) -> subprocess.Comple
 
 
 @pytest.mark.parametrize(
-    ("source", "code", "expected"),
+    ("source", "code", "stdout", "stderr"),
     [
-        ('return await util.greet("pipe")', 0, '"hello-pipe"'),
-        ("throw new Error('boom')", 1, "RUN_EXCEPTION at line 1"),
-        ('await orders.refund("o9")', 3, "saved pending approval int_"),
+        ('return await util.greet("pipe")', 0, '"hello-pipe"\n', "ok in"),
+        ("throw new Error('boom')", 1, "", "RUN_EXCEPTION at line 1"),
+        ('await orders.refund("o9")', 3, "", "saved pending approval int_"),
     ],
 )
-def test_piped_stdin_is_one_snippet(host_file: Path, tmp_path: Path, source: str, code: int, expected: str) -> None:
+def test_piped_stdin_is_one_snippet_ended_as_run_ends(
+    host_file: Path, tmp_path: Path, source: str, code: int, stdout: str, stderr: str
+) -> None:
     done = run_piped(host_file, tmp_path, textwrap.dedent(source))
     assert done.returncode == code, done.stderr
-    assert expected in done.stdout
-    assert "js>" not in done.stdout  # never a prompt
+    assert done.stdout == stdout and stderr in done.stderr
+    assert "js>" not in done.stdout + done.stderr  # never a prompt

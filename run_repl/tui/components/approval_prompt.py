@@ -13,7 +13,7 @@ from rich.text import Text
 from textual.binding import Binding
 from textual.widgets import Static
 
-from ...safe_text import clean
+from ...present.sanitize import safe as clean
 from ...sandbox.result import Interruption
 from ..messages import ApprovalDecided
 

@@ -9,7 +9,7 @@ from textual.binding import Binding
 from textual.message import Message
 from textual.widgets import DataTable
 
-from ...safe_text import clean
+from ...present.sanitize import safe as clean
 from ...sandbox.result import CallRecord
 
 COLUMNS = (

@@ -6,7 +6,7 @@ from rich.text import Text
 from textual.message import Message
 from textual.widgets import Static
 
-from ...safe_text import clean
+from ...present.sanitize import safe as clean
 from ...sandbox.result import RunErrorInfo
 
 

@@ -20,7 +20,7 @@ from textual.scroll_view import ScrollView
 from textual.strip import Strip
 from textual.widgets import Static
 
-from ...safe_text import clean
+from ...present.sanitize import safe as clean
 from ...sandbox.result import LogLine
 
 LEVELS = ("debug", "log", "info", "warn", "error")

@@ -1,0 +1,198 @@
+"""Approvals in words: what is asked, every argument whole, how to decide later.
+
+The approval promise says what a person is asked to approve is shown whole:
+`argument_lines` never cuts an argument, gives each one's length, and points
+out long runs of blanks (which can push the part that matters off screen).
+"""
+
+from __future__ import annotations
+
+import os
+import re
+import shlex
+from collections.abc import Iterable
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from ..store.records import PendingApproval
+from . import formats
+from .styled import Line, line, styled
+
+BLANK_RUN = re.compile(r"\s{20,}")  # a run this long is pointed out
+SESSION_CONFIRM = "yes"  # what "approve for the session" asks to be typed once more
+
+
+def approval_message(payload: Any, path: str) -> str:
+    """The host's message for the approval, else a plain one naming the call."""
+    if isinstance(payload, dict) and isinstance(payload.get("message"), str) and payload["message"]:
+        return payload["message"]
+    return f"{path} is waiting for a decision"
+
+
+def argument_lines(args: Any, *, indent: str = "  ") -> list[Line]:
+    """Each argument on its own line(s), whole, as JSON, with its length, and a
+    warning for long runs of blanks: `  arg 1 of 3 (427 chars; 420 blanks in a row)`."""
+    values = list(args) if isinstance(args, list | tuple) else [args]
+    if not values:
+        return [styled("dim", f"{indent}no arguments")]
+    out: list[Line] = []
+    for n, value in enumerate(values, 1):
+        text = formats.pretty_json(value)
+        measured = value if isinstance(value, str) else formats.json_text(value)
+        size = (
+            f"{len(measured):,} characters"
+            if isinstance(value, str)
+            else f"JSON, {len(text):,} characters"
+        )
+        head = line(("dim", f"{indent}arg {n} of {len(values)} ({size}"))
+        runs = [len(m.group()) for m in BLANK_RUN.finditer(measured)]
+        if runs:
+            head.append(("warn bold", f"; {max(runs):,} blanks in a row"))
+        head.append(("dim", "):"))
+        out.append(head)
+        out += [line(indent + "  ", t) for t in text.split("\n")]
+    return out
+
+
+def approve_command(
+    approval_id: str,
+    *,
+    host: str | None = None,
+    data_dir: str | os.PathLike[str] | None = None,
+    action: str = "approve",
+) -> str:
+    """The shell command that decides later: `run-repl approvals approve ID`, with
+    `--host` and `--data-dir` when they are not the defaults (pass None for those)."""
+    command = f"run-repl approvals {action} {approval_id}"
+    if host:
+        command += f" --host {shlex.quote(host)}"
+    if data_dir is not None:
+        command += f" --data-dir {shlex.quote(str(data_dir))}"
+    return command
+
+
+def saved_hint(approval_id: str, command: str) -> Line:
+    """`saved pending approval ID: <command>  (or deny)`."""
+    return line(
+        ("warn", f"saved pending approval {approval_id}: "),
+        ("hint", command),
+        ("dim", "  (or deny)"),
+    )
+
+
+def not_saved_hint(approval_id: str, why: str) -> list[Line]:
+    """The approval exists only in this process: say so plainly."""
+    return [
+        line(("error bold", f"approval {approval_id} was NOT saved"), f": {why}"),
+        styled(
+            "hint",
+            "  nobody can approve it after this process ends: fix the data directory "
+            "(or pass --data-dir) and run the snippet again",
+        ),
+    ]
+
+
+def left_pending_lines(commands: Iterable[str]) -> list[Line]:
+    return [styled("warn", "left pending (saved in the store); to decide later:")] + [
+        line("  ", ("hint", c), ("dim", "   (or deny)")) for c in commands
+    ]
+
+
+@dataclass
+class SessionApprovals:
+    """Host paths a person approved "for the rest of this session".
+
+    Only approvals, never denials, and only for as long as the front end runs;
+    adding one is a second, deliberate answer (see SESSION_CONFIRM)."""
+
+    paths: set[str] = field(default_factory=set)
+
+    def __contains__(self, path: object) -> bool:
+        return path in self.paths
+
+    def __len__(self) -> int:
+        return len(self.paths)
+
+    def add(self, path: str) -> None:
+        self.paths.add(path)
+
+    def clear(self) -> None:
+        self.paths.clear()
+
+
+def session_question(path: str) -> str:
+    return (
+        f"  approve every call to {path} for the rest of this session, without asking? "
+        f"type {SESSION_CONFIRM} to confirm: "
+    )
+
+
+def session_note(path: str) -> Line:
+    return styled("ok", f"  approved: you approved {path} for the rest of this session")
+
+
+# ---------------------------------------------------------------- the store's approvals
+def approval_list_lines(approvals: list[PendingApproval]) -> list[Line]:
+    """`approvals list`: one aligned row each (id, status, host, call, message),
+    the call with its arguments whole."""
+    if not approvals:
+        return []
+    id_w = max(len(a.id) for a in approvals)
+    status_w = max(len(a.status) for a in approvals)
+    host_w = max(len(a.host or "-") for a in approvals)
+    out = []
+    for a in approvals:
+        out.append(
+            line(
+                a.id.ljust(id_w),
+                "  ",
+                (_status_style(a.status), a.status.ljust(status_w)),
+                "  ",
+                ("dim", (a.host or "-").ljust(host_w)),
+                "  ",
+                ("path", a.path),
+                formats.args_text(a.args),
+                ("dim", "  — "),
+                a.message,
+            )
+        )
+    return out
+
+
+def _status_style(status: str) -> str:
+    return {"pending": "warn", "approved": "ok", "denied": "error", "failed": "error"}.get(
+        status, "dim"
+    )
+
+
+def approval_detail_lines(a: PendingApproval, *, when: str | None = None) -> list[Line]:
+    """`approvals show`: the message, the call and each argument whole, the payload,
+    and the snippet that made the call, numbered."""
+    out = [
+        line(
+            ("bold", a.id),
+            "  ",
+            (_status_style(a.status), a.status),
+            ("dim", f"  host {a.host or '-'}"),
+        ),
+        line("  ", ("bold", a.message)),
+        line(("dim", "  call: "), ("path", a.path), formats.args_text(a.args)),
+    ]
+    if when:
+        out.append(styled("dim", f"  asked: {when}"))
+    out += argument_lines(a.args, indent="  ")
+    out.append(line(("dim", "  payload: "), formats.json_text(a.payload)))
+    out.append(styled("dim", "  snippet:"))
+    source = a.source.split("\n")
+    width = len(str(len(source)))
+    out += [line(("dim", f"  {n:>{width}} | "), text) for n, text in enumerate(source, 1)]
+    return out
+
+
+def default_data_dir_flag(data_dir: Path, default: Path) -> Path | None:
+    """`data_dir` when it is not the default one (so a command must name it), else None."""
+    try:
+        return None if data_dir.resolve() == default.resolve() else data_dir
+    except OSError:
+        return data_dir

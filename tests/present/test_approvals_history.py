@@ -1,0 +1,138 @@
+"""Approvals and history in words: whole arguments, commands to decide later, aligned rows."""
+
+from __future__ import annotations
+
+import time
+from pathlib import Path
+
+from run_repl.present import (
+    SessionApprovals,
+    approval_detail_lines,
+    approval_list_lines,
+    approval_message,
+    approve_command,
+    argument_lines,
+    history_lines,
+    not_saved_hint,
+    plain,
+    plain_lines,
+    saved_hint,
+)
+from run_repl.present.approvals import default_data_dir_flag
+from run_repl.present.history import format_when
+from run_repl.store.records import PendingApproval, RunRecord
+
+
+def test_approval_message_falls_back_to_the_path() -> None:
+    assert approval_message({"message": "Publish?"}, "docs.publish") == "Publish?"
+    assert (
+        approval_message({"message": ""}, "docs.publish")
+        == "docs.publish is waiting for a decision"
+    )
+    assert approval_message(None, "x.y") == "x.y is waiting for a decision"
+
+
+def test_argument_lines_are_whole_with_lengths_and_blank_runs() -> None:
+    text = plain_lines(argument_lines(["a" + " " * 30 + "b", {"to": "mallory"}], indent=""))
+    assert text.splitlines() == [
+        "arg 1 of 2 (32 characters; 30 blanks in a row):",
+        '  "a' + " " * 30 + 'b"',
+        "arg 2 of 2 (JSON, 21 characters):",
+        "  {",
+        '    "to": "mallory"',
+        "  }",
+    ]
+    assert plain_lines(argument_lines([])) == "  no arguments"
+
+
+def test_approve_command_names_what_is_not_default(tmp_path: Path) -> None:
+    assert approve_command("int_1") == "run-repl approvals approve int_1"
+    assert (
+        approve_command("int_1", host="my host.py", data_dir=tmp_path / "d d", action="deny")
+        == f"run-repl approvals deny int_1 --host 'my host.py' --data-dir '{tmp_path}/d d'"
+    )
+    assert default_data_dir_flag(tmp_path, tmp_path) is None
+    assert default_data_dir_flag(tmp_path / "x", tmp_path) == tmp_path / "x"
+
+
+def test_saved_and_not_saved_hints() -> None:
+    assert plain(saved_hint("int_1", "run-repl approvals approve int_1")) == (
+        "saved pending approval int_1: run-repl approvals approve int_1  (or deny)"
+    )
+    text = plain_lines(not_saved_hint("int_1", "the store is in memory only"))
+    assert text.startswith("approval int_1 was NOT saved: the store is in memory only")
+
+
+def test_session_approvals() -> None:
+    session = SessionApprovals()
+    assert "a.b" not in session and len(session) == 0
+    session.add("a.b")
+    assert "a.b" in session and len(session) == 1
+
+
+def approval(**fields: object) -> PendingApproval:
+    base: dict[str, object] = {
+        "id": "int_1",
+        "run_id": "run_1",
+        "source": "// list\nawait docs.publish('d1')",
+        "host": "demo",
+        "path": "docs.publish",
+        "args": ["d1"],
+        "message": "Publish d1?",
+        "continuation": "tok",
+    }
+    return PendingApproval.model_validate({**base, **fields})
+
+
+def test_approval_list_lines_line_up() -> None:
+    rows = [
+        plain(x)
+        for x in approval_list_lines(
+            [
+                approval(),
+                approval(id="int_22", status="approved", host="my.py", path="a.b", args=[1, "x"]),
+            ]
+        )
+    ]
+    assert rows == [
+        'int_1   pending   demo   docs.publish("d1")  — Publish d1?',
+        'int_22  approved  my.py  a.b(1, "x")  — Publish d1?',
+    ]
+
+
+def test_approval_detail_lines_show_the_numbered_snippet() -> None:
+    text = plain_lines(approval_detail_lines(approval()))
+    assert '  call: docs.publish("d1")' in text
+    assert "  1 | // list\n  2 | await docs.publish('d1')" in text
+
+
+def test_history_lines_line_up() -> None:
+    now = time.time()
+    runs = [
+        RunRecord(id="run_a", started_at=now, duration_ms=3.2, status="ok", source="1 + 1"),
+        RunRecord(
+            id="run_bb",
+            started_at=now,
+            duration_ms=1234.0,
+            status="error",
+            error_code="RUN_EXCEPTION",
+            source="\n  throw x",
+        ),
+        RunRecord(id="run_c", started_at=now, duration_ms=12.0, status="interrupted", source=""),
+    ]
+    rows = [plain(x) for x in history_lines(runs, now=now)]
+    when = format_when(now, now)
+    assert rows == [
+        f"{when}  run_a   ok                           3.2 ms  1 + 1",
+        f"{when}  run_bb  error        RUN_EXCEPTION   1.23 s  throw x",
+        f"{when}  run_c   interrupted                 12.0 ms  (empty)",
+    ]
+    assert [plain(x) for x in history_lines(runs[:1], ids=False, now=now)] == [
+        f"{when}  ok  3.2 ms  1 + 1"
+    ]
+
+
+def test_format_when() -> None:
+    now = time.mktime((2025, 3, 4, 12, 0, 0, 0, 0, -1))
+    assert format_when(now - 3600, now) == "11:00:00"
+    assert format_when(now - 3 * 86400, now) == "2025-03-01 12:00"

@@ -43,8 +43,6 @@ class ApprovalRows(Protocol):
         """Add new approvals; an id already present is left as it is."""
 
 
-# The code of a call the resume guard stopped (engine codes come only from the engine).
-GUARD_REFUSED = "RUN_CONTINUATION_INVALID"
 # A call that failed with one of these may still have been running when its run ended.
 _STILL_RUNNING = frozenset(
     {"RUN_TIMEOUT", "RUN_ABORTED", "RUN_WORKER_CRASHED", "RUN_MEMORY_EXCEEDED"}
@@ -111,11 +109,6 @@ def _final(
     row.note = note
 
 
-def refused_by_guard(fact: CallFacts) -> bool:
-    """The engine stopped this call at the resume guard: it did not run."""
-    return fact.ok is False and fact.error_code == GUARD_REFUSED
-
-
 def _settle_resolved(
     row: PendingApproval,
     fact: CallFacts | None,
@@ -127,7 +120,7 @@ def _settle_resolved(
     """An approval this resume answered: decided from its own call's record."""
     approve = row.decision == "approve"
     run_id = report.run_id
-    if fact is not None and refused_by_guard(fact):
+    if fact is not None and fact.not_run:
         fact = None
     if fact is not None and fact.decision == "denied":
         _final(row, "denied", now, run_id, None)
@@ -362,7 +355,7 @@ class ApprovalClaims(ABC):
             # Spent: its resume passed the guard, or answered a call (a denial
             # needs no guard). Then the old continuation is never used again.
             spent = any(r.executing_at is not None for r in mine) or any(
-                not refused_by_guard(f) for i, f in report.calls.items() if i in claim.decisions
+                not f.not_run for i, f in report.calls.items() if i in claim.decisions
             )
             continuing = {a.id for a in report.next_approvals}
             for r in mine:

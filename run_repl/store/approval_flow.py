@@ -175,10 +175,16 @@ def _facts(claim: Claim, result: RunResult) -> dict[str, CallFacts]:
     for call in result.calls:
         iid = call.interruption_id
         if iid is not None and iid in claim.decisions and not call.replayed:
+            code = str(call.error_code) if call.error_code is not None else None
             facts[iid] = CallFacts(
                 decision=call.decision,
                 ok=call.ok,
-                error_code=str(call.error_code) if call.error_code is not None else None,
+                error_code=code,
+                # The guard refused it: the engine's code, and no host function ran at all
+                # (a host's own error with that code would have needed its call to run).
+                not_run=call.ok is False
+                and code == "RUN_CONTINUATION_INVALID"
+                and result.stats.host_calls_executed == 0,
             )
     return facts
 

@@ -204,11 +204,15 @@ class Applied(BaseModel):
 
 
 class CallFacts(BaseModel):
-    """What a resumed run's record says about one interrupted call."""
+    """What a resumed run's record says about one interrupted call.
+
+    `not_run`: the resume guard stopped it (then nothing of the host ran at all);
+    `ok` None: it was still running when the run ended, its effect unknown."""
 
     decision: str | None = None  # approved | denied | refused | pending
     ok: bool | None = None
     error_code: str | None = None
+    not_run: bool = False
 
 
 class ResumeReport(BaseModel):

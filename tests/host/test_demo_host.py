@@ -344,12 +344,9 @@ async def test_the_concurrent_example_takes_one_wait_not_two(
     wait_ms = LATENCY_S * 1000
     for call in (account, invoices):
         assert call.duration_ms is not None and call.duration_ms >= wait_ms * 0.9
-    # Both were running at the same time, and the pair took about one wait.
+    # Both were running at the same time (structural: no wall-clock bound on a busy machine).
     assert invoices.started_at_ms < account.started_at_ms + account.duration_ms
-    span = max(c.started_at_ms + c.duration_ms for c in result.calls) - min(
-        c.started_at_ms for c in result.calls
-    )
-    assert span < wait_ms * 1.8
+    assert account.started_at_ms < invoices.started_at_ms + invoices.duration_ms
 
 
 async def test_every_example_runs(runner: Any, host: dict[str, Any]) -> None:

@@ -168,15 +168,24 @@ def test_not_started_is_released_and_only_this_flows_decisions_are_cleared(pair:
             ("approved", "error", "RUN_HOST_FUNCTION_ERROR"),
         ),
         (ran(None), ("error", "RUN_WORKER_CRASHED"), ("approved", "unknown", None)),
-        # the guard stopped it after marking the batch: final, and it did not run
+        # the guard stopped it after marking the batch (the token was already used): final,
+        # and it did not run
         (
-            CallFacts(decision="approved", ok=False, error_code="RUN_CONTINUATION_INVALID"),
+            CallFacts(
+                decision="approved", ok=False, error_code="RUN_CONTINUATION_INVALID", not_run=True
+            ),
             ("error", "RUN_CONTINUATION_INVALID"),
             ("failed", None, None),
         ),
+        # a host's own error that happens to carry that code: it ran
+        (
+            CallFacts(decision="approved", ok=False, error_code="RUN_CONTINUATION_INVALID"),
+            ("error", "RUN_CONTINUATION_INVALID"),
+            ("approved", "error", "RUN_CONTINUATION_INVALID"),
+        ),
         (None, ("error", "RUN_TIMEOUT"), ("failed", None, None)),
     ],
-    ids=["ok", "host-error", "crashed-while-running", "guard-refused", "not-reached"],
+    ids=["ok", "host-error", "crashed-while-running", "guard-refused", "host-code", "not-reached"],
 )
 def test_a_started_approval_is_decided_from_its_own_call(
     pair: Store,

@@ -272,6 +272,11 @@ async def _resume(
     return result, after
 
 
+def _is_final(store: Store, approval_id: str) -> bool:
+    found = store.get_approval(approval_id)
+    return found is not None and found.final
+
+
 def _stored_result(store: Store, approvals: list[PendingApproval]) -> RunResult | None:
     for a in approvals:
         if a.resumed_run_id:
@@ -340,12 +345,17 @@ async def resolve(
             _stored_result(store, got.approvals), got.approvals, queued_behind, applied_by=by
         )
     warnings: list[str] = []
-    result: RunResult | None = None
-    claim: Claim | None = got
+    result, claim = await _resume(store, runner, host_functions, got, ttl, warnings, run_kwargs)
     while claim is not None:  # on, while decisions are queued on the run's next batch
-        result, claim = await _resume(
-            store, runner, host_functions, claim, ttl, warnings, run_kwargs
+        carried = claim
+        following, claim = await _resume(
+            store, runner, host_functions, carried, ttl, warnings, run_kwargs
         )
+        if not any(_is_final(store, i) for i in carried.decisions):
+            # That resume of others' queued decisions did not get going (RUN_BUSY...):
+            # they stay queued for their own flows; this flow's decisions are done.
+            break
+        result = following
     final = [a for a in (store.get_approval(i) for i in ids) if a is not None]
     return Resolution(result, final, queued_behind, warnings=warnings)
 

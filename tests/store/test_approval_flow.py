@@ -323,3 +323,36 @@ async def test_approving_one_leaves_the_other_pending_on_the_new_continuation(
     assert waiting.continuation != b.continuation and waiting.batch != b.batch
     assert (await decide(store, runner, bank.HOSTS, {b.id: True})).value == [1, 2]
     assert sorted(bank.rows()) == [("pair", 1), ("pair", 2)]
+
+
+class BusyOnSecondRun(Runner):
+    """A runner full just when the first approver's flow goes on with a queued decision."""
+
+    runs = 0
+
+    async def run(self, *args: Any, **kwargs: Any) -> RunResult:
+        self.runs += 1
+        if self.runs == 2:
+            return RunResult(status="error", error=plain_error(ErrorCode.RUN_BUSY, "full"))
+        return await super().run(*args, **kwargs)
+
+
+async def test_a_busy_runner_for_a_queued_decision_leaves_it_to_its_own_flow(
+    store: Store, runner: Runner, bank: ModuleType, pause: Any
+) -> None:
+    # bench/approvals.py found it: alice got RUN_BUSY back (and retried into a conflict)
+    # although her own decision had been carried out; bob's must not be lost either.
+    a, b = await pause(TWO.format(delay=0.3))
+    alice_runner = made(BusyOnSecondRun, store)
+    alice = asyncio.create_task(
+        decide(store, alice_runner, bank.HOSTS, {a.id: True}, approver="alice")
+    )
+    await wait_for(lambda: store.get_approval(a.id).status == "executing")
+    bob = asyncio.create_task(decide(store, runner, bank.HOSTS, {b.id: True}, approver="bob"))
+    mine = await alice
+    assert mine.status == "interrupted"  # her resume, not the busy one after it
+    assert store.get_approval(a.id).status == "approved"
+    assert (await bob).status == "ok"
+    assert store.get_approval(b.id).status == "approved"
+    assert sorted(bank.rows()) == [("pair", 1), ("pair", 2)]
+    assert bank.rows("done") == [("pair", 0)]

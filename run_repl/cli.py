@@ -3,7 +3,7 @@
     run-repl [FILE]                 the IDE, FILE opened in the editor
     run-repl run FILE|-             one run: text, or the JSON envelope with --json
     run-repl expand REF             the next items of a stored value or log
-    run-repl approvals [list|show ID|approve ID|deny ID]
+    run-repl approvals [list|show ID|approve ID|deny ID|recover ID]
     run-repl history                past runs
     run-repl host                   the host's functions, signatures and docs
     run-repl repl                   the line REPL
@@ -75,9 +75,14 @@ def build_command_parser() -> argparse.ArgumentParser:
     expand.add_argument("--json", action="store_true", help="print the page as JSON")
     _common(expand)
 
-    approvals = sub.add_parser("approvals", help="pending approvals: list, show, approve, deny")
+    approvals = sub.add_parser(
+        "approvals", help="pending approvals: list, show, approve, deny, recover (a stuck one)"
+    )
     approvals.add_argument(
-        "action", nargs="?", default="list", choices=["list", "show", "approve", "deny"]
+        "action",
+        nargs="?",
+        default="list",
+        choices=["list", "show", "approve", "deny", "recover"],
     )
     approvals.add_argument("id", nargs="?", help="the approval id (int_...)")
     approvals.add_argument("--all", action="store_true", help="list decided ones too")
@@ -256,12 +261,14 @@ def _expand(args: argparse.Namespace) -> int:
 
 
 def _approvals(args: argparse.Namespace) -> int:
-    from .store import ApprovalConflict
+    from .store import ApprovalConflict, StoreError
+    from .store.approval_flow import describe_state, recover
 
     ws = _workspace(args)
     try:
         if args.action == "list":
-            items = ws.store.list_approvals(status=None if args.all else "pending")
+            # Open ones: pending, queued, being resumed, and stuck (with how to recover them).
+            items = ws.store.list_approvals(status=None if args.all else "open")
             if args.json:
                 print(
                     json.dumps(
@@ -273,7 +280,9 @@ def _approvals(args: argparse.Namespace) -> int:
                 print("no pending approvals" if not args.all else "no approvals")
             else:
                 for a in items:
-                    print(f"{a.id}  {a.status:<9} {a.path}{_args_text(a.args)}  — {a.message}")
+                    print(f"{a.id}  {a.state():<9} {a.path}{_args_text(a.args)}  — {a.message}")
+                    if a.state() not in ("pending", "approved", "denied"):
+                        print(f"    {describe_state(a)}")
             return EXIT_OK
         if not args.id:
             print(
@@ -297,6 +306,15 @@ def _approvals(args: argparse.Namespace) -> int:
                 print(f"  payload: {json.dumps(approval.payload, ensure_ascii=False)}\n  snippet:")
                 print("\n".join("    " + line for line in approval.source.splitlines()))
             return EXIT_OK
+        if args.action == "recover":
+            try:
+                ended = recover(ws.store, approval.id)
+            except (ApprovalConflict, StoreError) as exc:
+                print(f"run-repl: {exc}", file=sys.stderr)
+                return EXIT_ERROR
+            for a in ended:
+                print(f"{a.id}  {describe_state(a)}")
+            return EXIT_OK
         if approval.host != ws.host.name:
             print(
                 f"run-repl: approval {approval.id} belongs to a run on host {approval.host!r}: pass --host {approval.host}",
@@ -304,11 +322,24 @@ def _approvals(args: argparse.Namespace) -> int:
             )
             return EXIT_USAGE
         decision = args.action == "approve"
+        problems: list[str] = []
+
+        def queued(q: Any) -> None:
+            print(
+                f"run-repl: {q.held_by or 'another approver'} is resuming this run: your decision "
+                "is recorded and is carried out with it (waiting)...",
+                file=sys.stderr,
+            )
+
         try:
-            result = asyncio.run(ws.decide({approval.id: decision}))
-        except ApprovalConflict as exc:
+            result = asyncio.run(
+                ws.decide({approval.id: decision}, warnings=problems, on_queued=queued)
+            )
+        except (ApprovalConflict, StoreError) as exc:
             print(f"run-repl: {exc}", file=sys.stderr)
             return EXIT_ERROR
+        for problem in problems:
+            print(f"run-repl: warning: {problem}", file=sys.stderr)
         _print_result(result, approval.source, args.json)
         return _exit_code(result.status)
     finally:

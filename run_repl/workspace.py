@@ -69,11 +69,19 @@ def open_workspace(
     )
     if warning:
         warnings.append(warning)
-    host = load_host(host_spec or settings.host, data_dir_override=str(directory))
+    host = load_host(
+        host_spec or settings.host, data_dir_override=str(directory), warn=warnings.append
+    )
     limits = settings.limits_model(
         timeout_ms=timeout_ms, memory_bytes=memory_mb * MIB if memory_mb is not None else None
     )
-    runner = create_runner(limits=limits, store=store, secret=_secret(directory, warnings))
+    # The store is the runner's continuation store too: each token resumes its run once.
+    runner = create_runner(
+        limits=limits,
+        store=store,
+        continuation_store=store,
+        secret=_secret(directory, warnings),
+    )
     return Workspace(settings, store, host, runner, directory, warnings)
 
 

@@ -42,6 +42,9 @@ class ApprovalRows(Protocol):
     def insert(self, approvals: Iterable[PendingApproval]) -> None:
         """Add new approvals; an id already present is left as it is."""
 
+    def now(self) -> float:
+        """The clock claims are read against (a shared server's own, for many machines)."""
+
 
 # A call that failed with one of these may still have been running when its run ended.
 _STILL_RUNNING = frozenset(
@@ -240,8 +243,8 @@ class ApprovalClaims(ABC):
         ids = list(decisions)
         if not ids:
             raise ValueError("no approvals to decide")
-        now = time.time()
         with self._approval_rows() as rows:
+            now = rows.now()
             found = rows.by_ids(ids)
             for i in ids:
                 if i not in found:
@@ -315,8 +318,8 @@ class ApprovalClaims(ABC):
 
         Conditional on the claim: one that expired and was taken by someone
         else (or recovered) raises ClaimLost, and nothing runs."""
-        now = time.time()
         with self._approval_rows() as rows:
+            now = rows.now()
             current = rows.by_ids([a.id for a in claim.approvals])
             # "pending" here is this claim run out with nobody taking it: still ours.
             held = [
@@ -344,8 +347,8 @@ class ApprovalClaims(ABC):
         resume passed the guard is never pending again. Approvals the resumed
         run waits on move to its new continuation; if decisions are queued on
         that new batch, this flow keeps it (the Claim to resume next)."""
-        now = time.time()
         with self._approval_rows() as rows:
+            now = rows.now()
             current = rows.by_ids([a.id for a in claim.approvals])
             mine = [
                 r
@@ -392,8 +395,8 @@ class ApprovalClaims(ABC):
         `unfinished` (outcome unknown, never runs again), the rest `failed`.
         A claim that ran out before its resume started is simply released.
         ApprovalConflict while a live resume holds it; KeyError for an unknown id."""
-        now = time.time()
         with self._approval_rows() as rows:
+            now = rows.now()
             found = rows.by_ids([approval_id]).get(approval_id)
             if found is None:
                 raise KeyError(approval_id)

@@ -149,9 +149,11 @@ class Resolution:
 
 
 def claim_ttl(runner: Runner, run_kwargs: Mapping[str, Any]) -> float:
-    limits = run_kwargs.get("limits")
-    timeout_ms = (limits if isinstance(limits, Limits) else runner.limits).timeout_ms
-    return timeout_ms / 1000 + CLAIM_GRACE_S
+    """How long a resume's claim lasts: its run's timeout, the wait for host calls
+    still running after it, and a grace for recording the outcome."""
+    given = run_kwargs.get("limits")
+    limits = given if isinstance(given, Limits) else runner.limits
+    return (limits.timeout_ms + limits.host_call_grace_ms) / 1000 + CLAIM_GRACE_S
 
 
 async def _store_call(
@@ -166,7 +168,10 @@ async def _store_call(
     except asyncio.CancelledError:
         await asyncio.wait({job})
         if undo is not None and not job.cancelled() and job.exception() is None:
-            undo(job.result())
+            try:
+                undo(job.result())
+            except Exception:  # a claim not given back runs out on its own
+                pass
         raise
 
 
@@ -385,10 +390,10 @@ async def decide(
     if warnings is not None:
         warnings.extend(done.warnings)
     if done.result is None:
-        ids = ", ".join(a.id for a in done.approvals)
+        # Settled by another approver's resume whose run the history does not have.
         raise ApprovalConflict(
-            f"Approval {ids} was carried out by {done.applied_by or 'another approver'}'s resume; "
-            "its run is not in the history here (see `run-repl approvals show`)."
+            "; ".join(f"Approval {a.id} is {describe_state(a)}" for a in done.approvals)
+            + f" (settled by {done.applied_by or 'another approver'}'s resume)."
         )
     return done.result
 

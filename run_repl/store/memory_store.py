@@ -43,6 +43,9 @@ class _Rows:
         for a in approvals:
             self.changes[a.id] = a.model_copy(deep=True)
 
+    def now(self) -> float:
+        return time.time()
+
     def insert(self, approvals: Iterable[PendingApproval]) -> None:
         for a in approvals:
             if a.id not in self.table and a.id not in self.changes:

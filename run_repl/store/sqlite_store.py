@@ -286,6 +286,9 @@ class _Rows:
     def update(self, approvals: Iterable[PendingApproval]) -> None:
         self.db.executemany(_APPROVAL_UPDATE, [_approval_params(a) for a in approvals])
 
+    def now(self) -> float:
+        return time.time()
+
     def insert(self, approvals: Iterable[PendingApproval]) -> None:
         self.db.executemany(_APPROVAL_INSERT, [_approval_params(a) for a in approvals])
 

@@ -4,6 +4,7 @@ once and each approval is decided from what its own call did (redteam H1, M2, M4
 from __future__ import annotations
 
 import asyncio
+import os
 from types import ModuleType
 from typing import Any
 
@@ -15,7 +16,7 @@ from run_repl.sandbox.guest_errors import plain_error
 from run_repl.sandbox.result import RunResult
 from run_repl.sandbox.runner import Runner
 from run_repl.store import ApprovalConflict, Queued, Store
-from run_repl.store.approval_flow import decide, resolve, store_runner
+from run_repl.store.approval_flow import CLAIM_GRACE_S, claim_ttl, decide, resolve, store_runner
 
 SECRET = "s" * 40
 
@@ -356,3 +357,24 @@ async def test_a_busy_runner_for_a_queued_decision_leaves_it_to_its_own_flow(
     assert store.get_approval(b.id).status == "approved"
     assert sorted(bank.rows()) == [("pair", 1), ("pair", 2)]
     assert bank.rows("done") == [("pair", 0)]
+
+
+def test_a_claim_outlasts_the_resumed_run_and_its_grace() -> None:
+    runner = Runner(secret=SECRET)
+    assert claim_ttl(runner, {}) == 30 + 5 + CLAIM_GRACE_S
+    assert claim_ttl(runner, {"limits": Limits(timeout_ms=2_000)}) == 2 + 5 + CLAIM_GRACE_S
+
+
+async def test_the_claim_says_who_and_until_when(
+    store: Store, runner: Runner, bank: ModuleType, pause: Any
+) -> None:
+    [approval] = await pause("return await bank.transfer(1, 'who', 0.3)")
+    task = asyncio.create_task(
+        decide(store, runner, bank.HOSTS, {approval.id: True}, approver="al")
+    )
+    await wait_for(lambda: store.get_approval(approval.id).status == "executing")
+    held = store.get_approval(approval.id)
+    assert held.claimed_by.startswith("al@") and f"pid {os.getpid()}" in held.claimed_by
+    assert held.claim_expires_at - held.claimed_at == pytest.approx(claim_ttl(runner, {}))
+    assert held.decided_by == "al" and held.executing_at >= held.claimed_at
+    await task

@@ -3,7 +3,7 @@
     run-repl [FILE]                 the IDE, FILE opened in the editor
     run-repl run FILE|-             one run: the value on stdout, the rest on stderr
     run-repl expand REF             items of a stored value or log
-    run-repl approvals [list|show ID|approve ID|deny ID]
+    run-repl approvals [list|show ID|approve ID|deny ID|recover ID]
     run-repl history                past runs
     run-repl host                   the host's functions, signatures and docs
     run-repl repl                   the line REPL
@@ -36,6 +36,7 @@ from .present import (
     format_when,
     function_lines,
     history_lines,
+    line,
     safe_json,
     styled,
 )
@@ -141,7 +142,14 @@ def _expand_arguments(p: argparse.ArgumentParser) -> None:
 
 
 def _approvals_arguments(p: argparse.ArgumentParser) -> None:
-    p.add_argument("action", nargs="?", default="list", choices=["list", "show", "approve", "deny"])
+    p.add_argument(
+        "action",
+        nargs="?",
+        default="list",
+        choices=["list", "show", "approve", "deny", "recover"],
+        help="list (the open ones), show ID, approve ID, deny ID, recover ID (a stuck one: "
+        "ends it without running anything)",
+    )
     p.add_argument("id", nargs="?", help="the approval id (int_...)")
     p.add_argument("--all", action="store_true", help="list decided ones too")
     p.add_argument("--json", action="store_true", help="print JSON")
@@ -245,11 +253,13 @@ def _expand(args: argparse.Namespace, output: Output) -> int:
 
 
 def _approvals(args: argparse.Namespace, output: Output) -> int:
-    from .store import ApprovalConflict
+    from .store import ApprovalConflict, StoreError
+    from .store.approval_flow import describe_state, recover
 
     with _workspace(args, output) as ws:
         if args.action == "list":
-            items = ws.store.list_approvals(status=None if args.all else "pending")
+            # The open ones: pending, queued, being resumed, and stuck (with how to recover).
+            items = ws.store.list_approvals(status=None if args.all else "open")
             if args.json:
                 output.out.text(
                     safe_json([a.model_dump(mode="json", exclude={"continuation"}) for a in items])
@@ -259,7 +269,7 @@ def _approvals(args: argparse.Namespace, output: Output) -> int:
                     styled("dim", "no approvals" if args.all else "no pending approvals")
                 )
             else:
-                output.out.lines(approval_list_lines(items))
+                output.out.lines(approval_list_lines(items, describe=describe_state))
             return ExitCode.OK
         if not args.id:
             raise UsageError(
@@ -279,16 +289,41 @@ def _approvals(args: argparse.Namespace, output: Output) -> int:
                     approval_detail_lines(approval, when=format_when(approval.created_at))
                 )
             return ExitCode.OK
+        if args.action == "recover":
+            try:
+                ended = recover(ws.store, approval.id)
+            except (ApprovalConflict, StoreError) as exc:
+                output.err.line(styled("error", f"run-repl: {exc}"))
+                return ExitCode.ERROR
+            for a in ended:
+                output.out.line(line(a.id, "  ", describe_state(a)))
+            return ExitCode.OK
         if approval.host != ws.host.name:
             raise UsageError(
                 f"run-repl: approval {approval.id} belongs to a run on host {approval.host!r}: "
                 f"pass --host {approval.host}"
             )
+        problems: list[str] = []
+
+        def queued(q: Any) -> None:
+            output.err.line(
+                styled(
+                    "warn",
+                    f"run-repl: {q.held_by or 'another approver'} is resuming this run: your "
+                    "decision is recorded and is carried out with it (waiting)...",
+                )
+            )
+
         try:
-            result = asyncio.run(ws.decide({approval.id: args.action == "approve"}))
-        except ApprovalConflict as exc:
+            result = asyncio.run(
+                ws.decide(
+                    {approval.id: args.action == "approve"}, warnings=problems, on_queued=queued
+                )
+            )
+        except (ApprovalConflict, StoreError) as exc:
             output.err.line(styled("error", f"run-repl: {exc}"))
             return ExitCode.ERROR
+        output.warnings(problems)
         return _write_run(result, approval.source, ws, output, args.json)
 
 

@@ -151,8 +151,11 @@ def open_workspace(
     )
     if warning:
         warnings.append(warning)
-    host = load_host(host_spec or settings.host, data_dir_override=str(directory))
-    runner = create_runner(limits=limits, store=store, secret=secret)
+    host = load_host(
+        host_spec or settings.host, data_dir_override=str(directory), warn=warnings.append
+    )
+    # The store is the runner's continuation store too: each token resumes its run once.
+    runner = create_runner(limits=limits, store=store, continuation_store=store, secret=secret)
     return Workspace(settings, store, host, runner, directory, warnings)
 
 

@@ -17,6 +17,7 @@ import random
 import sqlite3
 import tempfile
 import time
+import warnings
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager, suppress
 from datetime import UTC, datetime, timedelta
@@ -24,12 +25,15 @@ from pathlib import Path
 from typing import Any, TypedDict
 
 from run_repl import UNDEFINED, HostError, requires_approval
+from run_repl.host.loader import HostLoadError
+from run_repl.sqlite_files import is_busy, is_damaged, move_aside, transaction
 
 # No `from __future__ import annotations` here: the front ends show these
 # functions' signatures, and evaluated annotations read `str`, not `'str'`.
 
 DEMO_DB = "demo.sqlite3"
-SCHEMA_VERSION = 1  # PRAGMA user_version; a file with another version is rebuilt
+SCHEMA_VERSION = 1  # PRAGMA user_version; a file with another version is kept aside, then rebuilt
+BUSY_TIMEOUT_S = 10
 SEED = 3003
 AS_OF = datetime(2025, 6, 30, 12, 0, tzinfo=UTC)  # the data's "now": statuses agree with it
 LATENCY_S = 0.025  # pretend-remote calls (crm.getAccount, billing.listInvoices) wait this long
@@ -242,28 +246,64 @@ def _seed_rows() -> dict[str, list[tuple[Any, ...]]]:
 def _build(path: Path) -> None:
     conn = sqlite3.connect(path, isolation_level=None)
     try:
-        conn.executescript(SCHEMA)
-        conn.execute("BEGIN")
-        for table, rows in _seed_rows().items():
-            marks = ", ".join("?" * len(rows[0]))
-            conn.executemany(f"INSERT INTO {table} VALUES ({marks})", rows)
-        conn.execute(f"PRAGMA user_version = {SCHEMA_VERSION}")
-        conn.execute("COMMIT")
+        with transaction(conn):
+            for statement in SCHEMA.split(";"):
+                if statement.strip():
+                    conn.execute(statement)
+            for table, rows in _seed_rows().items():
+                marks = ", ".join("?" * len(rows[0]))
+                conn.executemany(f"INSERT INTO {table} VALUES ({marks})", rows)
+            conn.execute(f"PRAGMA user_version = {SCHEMA_VERSION}")
     finally:
         conn.close()
 
 
-def _is_current(path: Path) -> bool:
-    if not path.exists():
-        return False
+class DemoDatabaseBusy(HostLoadError):
+    """The demo database stayed locked by another program: nothing was changed."""
+
+
+class DemoDataWarning(UserWarning):
+    """The demo database was damaged or from another version: kept aside, made afresh."""
+
+
+def _version(path: Path) -> int | None:
+    """The file's schema version; None if it is not a whole database. Busy means
+    wait (up to BUSY_TIMEOUT_S), then DemoDatabaseBusy: never "rebuild it"."""
     try:
-        conn = sqlite3.connect(f"{path.resolve().as_uri()}?mode=ro", uri=True)
+        conn = sqlite3.connect(
+            f"{path.resolve().as_uri()}?mode=ro", uri=True, timeout=BUSY_TIMEOUT_S
+        )
         try:
-            return conn.execute("PRAGMA user_version").fetchone()[0] == SCHEMA_VERSION
+            conn.execute("SELECT count(*) FROM sqlite_master").fetchone()
+            return int(conn.execute("PRAGMA user_version").fetchone()[0])
         finally:
             conn.close()
-    except sqlite3.Error:
-        return False  # not a database (or unreadable): rebuild it
+    except sqlite3.Error as exc:
+        if is_busy(exc):
+            raise DemoDatabaseBusy(
+                f"The demo database {path} has been locked by another program for over "
+                f"{BUSY_TIMEOUT_S} s: close it (or the other run-repl using it) and try again. "
+                "It was not changed."
+            ) from exc
+        if is_damaged(exc):
+            return None
+        raise
+
+
+@contextmanager
+def _repairing(directory: Path) -> Iterator[None]:
+    # One process at a time moves a bad file aside, so none moves a fresh one.
+    try:
+        import fcntl
+    except ImportError:  # no flock here: the re-check below still narrows the window
+        yield
+        return
+    fd = os.open(directory, os.O_RDONLY)
+    try:
+        fcntl.flock(fd, fcntl.LOCK_EX)
+        yield
+    finally:
+        os.close(fd)
 
 
 def _install(path: Path, *, replace: bool) -> None:
@@ -293,12 +333,40 @@ def _install(path: Path, *, replace: bool) -> None:
             tmp.unlink()
 
 
-def open_demo_db(data_dir: Path) -> Path:
-    """The demo database in `data_dir`, created and seeded if missing; its path."""
+def open_demo_db(data_dir: Path, *, warn: Callable[[str], None] | None = None) -> Path:
+    """The demo database in `data_dir`, created and seeded if missing; its path.
+
+    A file that is not a whole database, or holds another schema version, is
+    moved aside (kept, timestamped) before a fresh one is made, and `warn` is
+    told (by default a DemoDataWarning). One that is locked is waited for,
+    then DemoDatabaseBusy: it is never replaced for being busy."""
     path = Path(data_dir) / DEMO_DB
-    if not _is_current(path):
-        # An older schema (or a broken file) is replaced; a missing one created.
-        _install(path, replace=path.exists())
+    if not path.exists():
+        _install(path, replace=False)
+        return path
+    if _version(path) == SCHEMA_VERSION:
+        return path
+    with _repairing(path.parent):
+        if not path.exists():
+            _install(path, replace=False)
+            return path
+        version = _version(path)  # again: another process may have repaired it meanwhile
+        if version == SCHEMA_VERSION:
+            return path
+        why = "damaged" if version is None else f"version-{version}"
+        kept = move_aside(path, why)
+        _install(path, replace=False)
+    what = (
+        "was damaged" if version is None else f"has schema version {version}, not {SCHEMA_VERSION}"
+    )
+    message = (
+        f"The demo database {path} {what}: it is kept as {kept.name} and a fresh demo "
+        "database was made (approved publishes and refunds in the old one are not in it)."
+    )
+    if warn is not None:
+        warn(message)
+    else:
+        warnings.warn(message, DemoDataWarning, stacklevel=2)
     return path
 
 
@@ -391,16 +459,20 @@ def _draft(row: sqlite3.Row) -> Draft:
     }
 
 
-def make_demo_host(data_dir: Path) -> dict[str, dict[str, Callable[..., Any]]]:
-    """The demo's namespaces (crm, store, billing, documents, orders) over its database."""
+def make_demo_host(
+    data_dir: Path, *, warn: Callable[[str], None] | None = None
+) -> dict[str, dict[str, Callable[..., Any]]]:
+    """The demo's namespaces (crm, store, billing, documents, orders) over its database.
+
+    `warn` hears about a damaged database kept aside (see open_demo_db)."""
     data_dir = Path(data_dir)
-    db = open_demo_db(data_dir)
+    db = open_demo_db(data_dir, warn=warn)
 
     @contextmanager
     def connect() -> Iterator[sqlite3.Connection]:
         # One connection per call: sync host functions run on a thread pool.
         if not db.exists():  # deleted while the app ran: make it again
-            open_demo_db(data_dir)
+            open_demo_db(data_dir, warn=warn)
         # mode=rw: never let a vanished file turn into an empty database.
         conn = sqlite3.connect(
             f"{db.resolve().as_uri()}?mode=rw", uri=True, timeout=10, isolation_level=None
@@ -524,18 +596,13 @@ def make_demo_host(data_dir: Path) -> dict[str, dict[str, Callable[..., Any]]]:
         with connect() as conn:
             # IMMEDIATE takes the write lock before the check: two approvals of
             # the same draft cannot both publish it.
-            conn.execute("BEGIN IMMEDIATE")
-            try:
+            with transaction(conn):
                 publish_check(conn, draft_id)
                 conn.execute(
                     "UPDATE drafts SET published = 1, published_at = ?, updated_at = ? WHERE id = ?",
                     (_iso(now), _iso(now), draft_id),
                 )
                 row = conn.execute("SELECT * FROM drafts WHERE id = ?", (draft_id,)).fetchone()
-                conn.execute("COMMIT")
-            except BaseException:
-                conn.execute("ROLLBACK")
-                raise
         return _draft(row)
 
     def refund_check(conn: sqlite3.Connection, order_id: str) -> sqlite3.Row:
@@ -578,15 +645,10 @@ def make_demo_host(data_dir: Path) -> dict[str, dict[str, Callable[..., Any]]]:
         pending); "RUN_APPROVAL_DENIED" (as code) when the person says no."""
         order_id = _id_arg(orderId, "orderId", "ord_00001")
         with connect() as conn:
-            conn.execute("BEGIN IMMEDIATE")  # see publish: check and write as one
-            try:
+            with transaction(conn):  # see publish: check and write as one
                 refund_check(conn, order_id)
                 conn.execute("UPDATE orders SET status = 'refunded' WHERE id = ?", (order_id,))
                 row = conn.execute("SELECT * FROM orders WHERE id = ?", (order_id,)).fetchone()
-                conn.execute("COMMIT")
-            except BaseException:
-                conn.execute("ROLLBACK")
-                raise
         return _order(row)
 
     return {
@@ -717,6 +779,8 @@ __all__ = [
     "DEMO_EXAMPLES",
     "LATENCY_S",
     "Account",
+    "DemoDataWarning",
+    "DemoDatabaseBusy",
     "Draft",
     "Invoice",
     "Order",

@@ -14,6 +14,7 @@ import importlib
 import importlib.util
 import sys
 import types
+from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -39,11 +40,17 @@ class LoadedHost:
         return self.name == DEMO
 
 
-def load_host(spec: str | None, *, data_dir_override: str | None = None) -> LoadedHost:
+def load_host(
+    spec: str | None,
+    *,
+    data_dir_override: str | None = None,
+    warn: Callable[[str], None] | None = None,
+) -> LoadedHost:
+    """`warn` hears what the person should know (the demo's damaged database kept aside)."""
     if spec is None or spec == DEMO:
         from .demo import make_demo_host
 
-        functions = make_demo_host(data_dir(data_dir_override))
+        functions = make_demo_host(data_dir(data_dir_override), warn=warn)
         return LoadedHost(DEMO, functions, build_manifest(functions))
     obj = _resolve(spec)
     if callable(obj) and not isinstance(obj, type | types.ModuleType | dict):

@@ -10,7 +10,7 @@ from __future__ import annotations
 import os
 import re
 import shlex
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -133,21 +133,25 @@ def session_note(path: str) -> Line:
 
 
 # ---------------------------------------------------------------- the store's approvals
-def approval_list_lines(approvals: list[PendingApproval]) -> list[Line]:
-    """`approvals list`: one aligned row each (id, status, host, call, message),
-    the call with its arguments whole."""
+def approval_list_lines(
+    approvals: list[PendingApproval], *, describe: Callable[[PendingApproval], str] | None = None
+) -> list[Line]:
+    """`approvals list`: one aligned row each (id, state, host, call, message),
+    the call with its arguments whole; with `describe`, a second line for a state
+    that needs explaining (queued, being resumed, stuck and how to recover it)."""
     if not approvals:
         return []
     id_w = max(len(a.id) for a in approvals)
-    status_w = max(len(a.status) for a in approvals)
+    status_w = max(len(a.state()) for a in approvals)
     host_w = max(len(a.host or "-") for a in approvals)
     out = []
     for a in approvals:
+        state = a.state()
         out.append(
             line(
                 a.id.ljust(id_w),
                 "  ",
-                (_status_style(a.status), a.status.ljust(status_w)),
+                (_status_style(state), state.ljust(status_w)),
                 "  ",
                 ("dim", (a.host or "-").ljust(host_w)),
                 "  ",
@@ -157,13 +161,20 @@ def approval_list_lines(approvals: list[PendingApproval]) -> list[Line]:
                 a.message,
             )
         )
+        if describe is not None and state not in ("pending", "approved", "denied"):
+            out.append(styled("dim", f"    {describe(a)}"))
     return out
 
 
 def _status_style(status: str) -> str:
-    return {"pending": "warn", "approved": "ok", "denied": "error", "failed": "error"}.get(
-        status, "dim"
-    )
+    return {
+        "pending": "warn",
+        "approved": "ok",
+        "denied": "error",
+        "failed": "error",
+        "stuck": "error",
+        "unfinished": "error",
+    }.get(status, "dim")
 
 
 def approval_detail_lines(a: PendingApproval, *, when: str | None = None) -> list[Line]:

@@ -3,7 +3,9 @@
     store, warning = open_store()        # warning: why it fell back to memory
 
 A corrupt or unwritable store never stops the program: it runs in memory and
-says so once.
+says so once. The protocols (`ValueStore`, `RunHistory`, `ApprovalStore`,
+`ContinuationStore`, and `Store`, all four) are in `protocols.py`; the way
+from an interrupted run to its resume is `approval_flow.py`.
 """
 
 from __future__ import annotations
@@ -11,9 +13,19 @@ from __future__ import annotations
 import os
 from pathlib import Path
 
-from ..paths import config_dir, data_dir
+from ..paths import data_dir
 from .memory_store import MemoryStore
-from .records import ApprovalConflict, PendingApproval, RunRecord, Store
+from .protocols import ApprovalStore, ContinuationStore, RunHistory, Store, ValueStore
+from .records import (
+    Applied,
+    ApprovalConflict,
+    ApprovalStuck,
+    Claim,
+    ClaimLost,
+    PendingApproval,
+    Queued,
+    RunRecord,
+)
 from .sqlite_store import DEFAULT_MAX_AGE_S, DEFAULT_MAX_BYTES, SqliteStore, StoreError
 
 STORE_FILE = "run-repl.sqlite3"
@@ -37,14 +49,21 @@ def open_store(
 
 
 __all__ = [
+    "Applied",
     "ApprovalConflict",
+    "ApprovalStore",
+    "ApprovalStuck",
+    "Claim",
+    "ClaimLost",
+    "ContinuationStore",
     "MemoryStore",
     "PendingApproval",
+    "Queued",
+    "RunHistory",
     "RunRecord",
     "SqliteStore",
     "Store",
     "StoreError",
-    "config_dir",
-    "data_dir",
+    "ValueStore",
     "open_store",
 ]

@@ -1,21 +1,61 @@
-"""Pending approvals, from an interrupted run to its resume: the front ends' one way.
+"""From an interrupted run to its resume: the one way every front end decides approvals.
 
     saved = save_interrupted(store, result, source=src, host="demo")
     ...                                   # seconds or days later, any process
     result = await decide(store, runner, host_functions, {approval_id: True})
 
-Each approval is claimed in the store before its run resumes, so it is
-resumed at most once, whoever else tries.
+What it promises (and how):
+- An approved call runs at most once, whatever fails. The resume claims its
+  batch (every approval sharing the continuation) in the store; a guard marks
+  it executing, durably, before any host function runs live (if that write
+  fails, nothing runs). After the run each approval is decided from its own
+  call's record, never from the run's error code. A resume that passed the
+  guard never puts its approvals back to pending: Ctrl-C or a crash then
+  leaves them `unfinished` (or, killed, stuck until `recover`).
+- A decision is never lost. Deciding an approval whose batch another resume
+  holds records the decision (queued); that resume carries it out when it
+  saves its new continuation, or this flow does once the batch is free.
+- A claim ends: it expires after the resume's timeout plus a grace. One that
+  expires before its resume started is free again (nothing ran); one that
+  expires after is stuck: `recover` ends it without running anything.
+- Continuations are consumed once when the runner has the store as its
+  `continuation_store` (`store_runner` makes such a runner).
 """
 
 from __future__ import annotations
 
-from collections.abc import Mapping
-from typing import Any
+import asyncio
+import getpass
+import os
+import secrets
+import socket
+import time
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass, field
+from typing import Any, TypeVar
 
+from ..sandbox.limits import Limits
 from ..sandbox.result import RunResult
-from ..sandbox.runner import Runner
-from .records import ApprovalConflict, PendingApproval, RunRecord, Store
+from ..sandbox.runner import Runner, create_runner
+from .approval_claims import stuck_message
+from .protocols import Store
+from .records import (
+    Applied,
+    ApprovalConflict,
+    ApprovalStuck,
+    CallFacts,
+    Claim,
+    PendingApproval,
+    Queued,
+    ResumeReport,
+    RunRecord,
+)
+from .sqlite_store import StoreError
+
+T = TypeVar("T")
+
+CLAIM_GRACE_S = 60.0  # a claim lasts the resumed run's timeout plus this
+POLL_S = 0.2  # how often a queued decision looks at its batch
 
 
 def approval_message(payload: Any, path: str) -> str:
@@ -24,38 +64,50 @@ def approval_message(payload: Any, path: str) -> str:
     return f"{path} is waiting for a decision"
 
 
+def approver_name(explicit: str | None = None) -> str:
+    """Who decides: given, else RUN_REPL_APPROVER, else the OS user."""
+    if explicit:
+        return explicit
+    if os.environ.get("RUN_REPL_APPROVER"):
+        return os.environ["RUN_REPL_APPROVER"]
+    try:
+        return getpass.getuser()
+    except (KeyError, OSError):
+        return f"uid {os.getuid()}" if hasattr(os, "getuid") else "unknown"
+
+
+def store_runner(store: Store, **kwargs: Any) -> Runner:
+    """A runner over this store: values paged from it, continuations consumed once."""
+    return create_runner(store=store, continuation_store=store, **kwargs)
+
+
+def _pending_of(result: RunResult, source: str, host: str) -> list[PendingApproval]:
+    assert result.continuation is not None
+    return [
+        PendingApproval(
+            id=it.id,
+            run_id=result.run_id or "",
+            source=source,
+            host=host,
+            path=it.path,
+            args=it.args,
+            payload=it.payload,
+            message=approval_message(it.payload, it.path),
+            continuation=result.continuation,
+        )
+        for it in result.interruptions or []
+    ]
+
+
 def save_interrupted(
     store: Store, result: RunResult, *, source: str, host: str
 ) -> list[PendingApproval]:
-    """Keep the interruptions of `result` as pending approvals (already known ids get the new token)."""
+    """Keep the interruptions of a fresh run as pending approvals; them, as stored.
+
+    An id the store already knows is left as it is (its resume moves it on)."""
     if result.status != "interrupted" or not result.continuation or not result.interruptions:
         return []
-    fresh: list[PendingApproval] = []
-    again: list[str] = []
-    for it in result.interruptions:
-        known = store.get_approval(it.id)  # one lookup each, not the whole table
-        if known is not None:
-            # Only a call still waiting takes the new token: a decided one never comes back.
-            if known.status in ("pending", "claimed"):
-                again.append(it.id)
-            continue
-        fresh.append(
-            PendingApproval(
-                id=it.id,
-                run_id=result.run_id or "",
-                source=source,
-                host=host,
-                path=it.path,
-                args=it.args,
-                payload=it.payload,
-                message=approval_message(it.payload, it.path),
-                continuation=result.continuation,
-            )
-        )
-    if fresh:
-        store.add_approvals(fresh)
-    if again:
-        store.replace_continuation(again, result.continuation, result.run_id or "")
+    store.add_approvals(_pending_of(result, source, host))
     return [a for a in (store.get_approval(i.id) for i in result.interruptions) if a is not None]
 
 
@@ -64,7 +116,7 @@ def record_run(
 ) -> None:
     store.record_run(
         RunRecord(
-            id=result.run_id or "",
+            id=result.run_id or "run_" + secrets.token_hex(8),  # RUN_BUSY has none
             duration_ms=result.duration_ms,
             status=result.status,
             source=source,
@@ -78,57 +130,328 @@ def record_run(
     )
 
 
-async def decide(
+@dataclass
+class Resolution:
+    """How a decision went.
+
+    `result`: the last run this flow resumed, or, when another approver's
+    resume carried the decision out, that run as the history kept it (None
+    if the history does not have it). `approvals`: the decided approvals as
+    they stand now. `queued_behind`: who held the batch when the decision had
+    to wait. `warnings`: what could not be recorded (the run's result is
+    still here; the approvals say where they stand)."""
+
+    result: RunResult | None
+    approvals: list[PendingApproval]
+    queued_behind: str | None = None
+    applied_by: str | None = None
+    warnings: list[str] = field(default_factory=list)
+
+
+def claim_ttl(runner: Runner, run_kwargs: Mapping[str, Any]) -> float:
+    """How long a resume's claim lasts: its run's timeout, the wait for host calls
+    still running after it, and a grace for recording the outcome."""
+    given = run_kwargs.get("limits")
+    limits = given if isinstance(given, Limits) else runner.limits
+    return (limits.timeout_ms + limits.host_call_grace_ms) / 1000 + CLAIM_GRACE_S
+
+
+async def _store_call(
+    fn: Callable[..., T], *args: Any, undo: Callable[[T], Any] | None = None, **kwargs: Any
+) -> T:
+    """A store call off the event loop that finishes even if the caller is
+    cancelled meanwhile (its transaction commits or not: we must know which);
+    `undo` then gets what it did, to take it back."""
+    job = asyncio.ensure_future(asyncio.to_thread(fn, *args, **kwargs))
+    try:
+        return await asyncio.shield(job)
+    except asyncio.CancelledError:
+        await asyncio.wait({job})
+        if undo is not None and not job.cancelled() and job.exception() is None:
+            try:
+                undo(job.result())
+            except Exception:  # a claim not given back runs out on its own
+                pass
+        raise
+
+
+def _facts(claim: Claim, result: RunResult) -> dict[str, CallFacts]:
+    facts: dict[str, CallFacts] = {}
+    for call in result.calls:
+        iid = call.interruption_id
+        if iid is not None and iid in claim.decisions and not call.replayed:
+            code = str(call.error_code) if call.error_code is not None else None
+            facts[iid] = CallFacts(
+                decision=call.decision,
+                ok=call.ok,
+                error_code=code,
+                # The guard refused it: the engine's code, and no host function ran at all
+                # (a host's own error with that code would have needed its call to run).
+                not_run=call.ok is False
+                and code == "RUN_CONTINUATION_INVALID"
+                and result.stats.host_calls_executed == 0,
+            )
+    return facts
+
+
+def _report(claim: Claim, result: RunResult) -> ResumeReport:
+    first = claim.first
+    interrupted = result.status == "interrupted" and bool(result.continuation)
+    return ResumeReport(
+        ended=True,
+        run_id=result.run_id,
+        status=result.status,
+        error_code=str(result.error.code) if result.error else None,
+        error_message=result.error.message[:500] if result.error else None,
+        calls=_facts(claim, result),
+        next_continuation=result.continuation if interrupted else None,
+        next_run_id=result.run_id if interrupted else None,
+        next_approvals=_pending_of(result, first.source, first.host) if interrupted else [],
+    )
+
+
+def _release_next(store: Store, ttl: float) -> Callable[[Claim | None], None]:
+    def release(after: Claim | None) -> None:
+        # Cancelled as this flow took the run's next batch (decisions queued on it):
+        # nothing of it ran; give it back, the queued decisions stay.
+        if after is not None:
+            store.finish_batch(after, ResumeReport(ended=False, why="cancelled"), ttl_s=ttl)
+
+    return release
+
+
+def _interrupted_why(exc: BaseException) -> str:
+    if isinstance(exc, KeyboardInterrupt | asyncio.CancelledError):
+        return "interrupted (Ctrl-C or cancelled)"
+    return f"{type(exc).__name__}: {str(exc)[:200]}"
+
+
+async def _resume(
     store: Store,
     runner: Runner,
     host_functions: Any,
-    decisions: Mapping[str, Any],
-    **run_kwargs: Any,
-) -> RunResult:
-    """Resume the run these approvals belong to, with these decisions (True approves).
-
-    Raises ApprovalConflict if one is already decided (or being resumed), KeyError
-    for an unknown id, ValueError if they belong to different runs."""
-    ids = list(decisions)
-    if not ids:
-        raise ValueError("no approvals to decide")
-    claimed = store.claim_approvals(ids)
-    tokens = {a.continuation for a in claimed}
-    if len(tokens) != 1:
-        store.release_approvals(ids)
-        raise ValueError(
-            "these approvals belong to different runs: decide each run's approvals on their own"
-        )
-    first = claimed[0]
+    claim: Claim,
+    ttl: float,
+    warnings: list[str],
+    run_kwargs: Mapping[str, Any],
+) -> tuple[RunResult, Claim | None]:
+    first = claim.first
     try:
         result = await runner.run(
             first.source,
             host_functions,
             continuation=first.continuation,
-            resolutions=[{"interruption_id": i, "value": decisions[i]} for i in ids],
+            resolutions=[{"interruption_id": i, "value": v} for i, v in claim.decisions.items()],
+            resume_guard=lambda: store.start_batch(claim),
             **run_kwargs,
         )
-    except BaseException:
-        store.release_approvals(ids)
+    except BaseException as exc:
+        # The end was not seen: the store decides from whether the guard passed
+        # (then the approvals are final, never pending), else releases them.
+        try:
+            store.finish_batch(
+                claim, ResumeReport(ended=False, why=_interrupted_why(exc)), ttl_s=ttl
+            )
+        except Exception:  # the claim then runs out on its own; stuck ones are recovered
+            pass
         raise
-    if result.error is not None and result.error.code == "RUN_CONTINUATION_INVALID":
-        store.finish_approvals(dict.fromkeys(ids, "failed"), result.run_id)
-    else:
-        store.finish_approvals(
-            {i: ("approved" if decisions[i] is True else "denied") for i in ids}, result.run_id
+    try:
+        record_run(store, result, source=first.source, host=first.host, resumed_from=first.run_id)
+    except StoreError as exc:
+        warnings.append(f"the run was not kept in the history: {exc}")
+    try:
+        after = await _store_call(
+            store.finish_batch,
+            claim,
+            _report(claim, result),
+            ttl_s=ttl,
+            undo=_release_next(store, ttl),
         )
-        save_interrupted(store, result, source=first.source, host=first.host)
-        # The old token is spent: its other approvals now wait on the new run, or on nothing.
-        still = {i.id for i in result.interruptions or []}
-        stale = [
-            a.id
-            for a in store.list_approvals(status="pending")
-            if a.continuation == first.continuation and a.id not in still
-        ]
-        if stale:
-            store.finish_approvals(dict.fromkeys(stale, "superseded"), result.run_id)
-    record_run(store, result, source=first.source, host=first.host, resumed_from=first.run_id)
-    return result
+    except StoreError as exc:
+        warnings.append(
+            f"the approvals' outcome could not be recorded ({exc}): they stay marked as being "
+            "resumed, will not run again, and show as stuck once their claim runs out; "
+            f"`run-repl approvals recover {first.id}` then ends them."
+        )
+        after = None
+    return result, after
 
 
-__all__ = ["ApprovalConflict", "approval_message", "decide", "record_run", "save_interrupted"]
+def _is_final(store: Store, approval_id: str) -> bool:
+    found = store.get_approval(approval_id)
+    return found is not None and found.final
+
+
+def _stored_result(store: Store, approvals: list[PendingApproval]) -> RunResult | None:
+    for a in approvals:
+        if a.resumed_run_id:
+            run = store.get_run(a.resumed_run_id)
+            if run is not None and run.envelope:
+                try:
+                    return RunResult.model_validate(run.envelope)
+                except ValueError:
+                    return None
+    return None
+
+
+async def resolve(
+    store: Store,
+    runner: Runner,
+    host_functions: Any,
+    decisions: Mapping[str, Any],
+    *,
+    approver: str | None = None,
+    on_queued: Callable[[Queued], Any] | None = None,
+    poll_s: float = POLL_S,
+    **run_kwargs: Any,
+) -> Resolution:
+    """Decide these approvals (True approves, anything else denies) and resume their run.
+
+    Raises ApprovalConflict if one was already decided by someone else
+    (ApprovalStuck if its run's resume never finished), KeyError for an
+    unknown id, ValueError if they belong to different runs, StoreError if the
+    store cannot record the decision (then nothing ran)."""
+    ids = list(decisions)
+    if not ids:
+        raise ValueError("no approvals to decide")
+    name = approver_name(approver)
+    claimed_by = f"{name}@{socket.gethostname()} pid {os.getpid()}"
+    claim_id = "clm_" + secrets.token_hex(8)
+    ttl = claim_ttl(runner, run_kwargs)
+    wanted = {i: decisions[i] is True for i in ids}
+
+    def attempt(waiting: bool) -> Claim | Queued | Applied:
+        return store.claim_batch(
+            wanted,
+            claim_id=claim_id,
+            claimed_by=claimed_by,
+            decided_by=name,
+            ttl_s=ttl,
+            waiting=waiting,
+        )
+
+    def give_back(got: Claim | Queued | Applied) -> None:
+        # Cancelled just as the claim was taken: nothing ran, release it.
+        if isinstance(got, Claim):
+            store.finish_batch(got, ResumeReport(ended=False, why="cancelled"), ttl_s=ttl)
+
+    got = await _store_call(attempt, False, undo=give_back)
+    queued_behind = None
+    while isinstance(got, Queued):
+        if queued_behind is None:
+            queued_behind = got.held_by or "another approver"
+            if on_queued is not None:
+                on_queued(got)
+        await asyncio.sleep(poll_s)
+        got = await _store_call(attempt, True, undo=give_back)
+    if isinstance(got, Applied):
+        by = next((a.claimed_by for a in got.approvals if a.claimed_by), None)
+        return Resolution(
+            _stored_result(store, got.approvals), got.approvals, queued_behind, applied_by=by
+        )
+    warnings: list[str] = []
+    result, claim = await _resume(store, runner, host_functions, got, ttl, warnings, run_kwargs)
+    while claim is not None:  # on, while decisions are queued on the run's next batch
+        carried = claim
+        following, claim = await _resume(
+            store, runner, host_functions, carried, ttl, warnings, run_kwargs
+        )
+        if not any(_is_final(store, i) for i in carried.decisions):
+            # That resume of others' queued decisions did not get going (RUN_BUSY...):
+            # they stay queued for their own flows; this flow's decisions are done.
+            break
+        result = following
+    final = [a for a in (store.get_approval(i) for i in ids) if a is not None]
+    return Resolution(result, final, queued_behind, warnings=warnings)
+
+
+async def decide(
+    store: Store,
+    runner: Runner,
+    host_functions: Any,
+    decisions: Mapping[str, Any],
+    *,
+    approver: str | None = None,
+    warnings: list[str] | None = None,
+    on_queued: Callable[[Queued], Any] | None = None,
+    **run_kwargs: Any,
+) -> RunResult:
+    """`resolve`, for front ends that show one result: the run that carried the
+    decision out. What could not be recorded is added to `warnings`."""
+    done = await resolve(
+        store,
+        runner,
+        host_functions,
+        decisions,
+        approver=approver,
+        on_queued=on_queued,
+        **run_kwargs,
+    )
+    if warnings is not None:
+        warnings.extend(done.warnings)
+    if done.result is None:
+        # Settled by another approver's resume whose run the history does not have.
+        raise ApprovalConflict(
+            "; ".join(f"Approval {a.id} is {describe_state(a)}" for a in done.approvals)
+            + f" (settled by {done.applied_by or 'another approver'}'s resume)."
+        )
+    return done.result
+
+
+def recover(
+    store: Store, approval_id: str, *, approver: str | None = None
+) -> list[PendingApproval]:
+    """End a stuck approval's batch without running anything (see ApprovalClaims.recover_batch)."""
+    return store.recover_batch(approval_id, by=approver_name(approver))
+
+
+def _when(moment: float | None) -> str:
+    return time.strftime("%Y-%m-%d %H:%M:%S", time.localtime(moment)) if moment else "?"
+
+
+def describe_state(approval: PendingApproval, now: float | None = None) -> str:
+    """One line on where an approval stands, for a person (plain text)."""
+    state = approval.state(now)
+    decided = (
+        f"{approval.decision} by {approval.decided_by or 'someone'}" if approval.decision else ""
+    )
+    if state == "pending":
+        return "pending" + (f" ({approval.note})" if approval.note else "")
+    if state == "queued":
+        return f"queued: {decided}, waiting for its run to resume"
+    if state == "claimed":
+        return f"claimed by {approval.claimed_by} ({decided or 'resumed with its batch'})"
+    if state == "executing":
+        return f"being resumed by {approval.claimed_by} since {_when(approval.executing_at)}"
+    if state == "stuck":
+        return "STUCK: " + stuck_message(approval)
+    text = state
+    if state == "approved" and approval.outcome:
+        text += f" (ran: {approval.outcome}{' ' + approval.outcome_code if approval.outcome_code else ''})"
+    if approval.note:
+        text += f": {approval.note}"
+    return text
+
+
+def open_approvals(store: Store) -> list[PendingApproval]:
+    """Every approval not yet final: pending, queued, claimed, executing, stuck."""
+    return store.list_approvals(status="open")
+
+
+__all__ = [
+    "CLAIM_GRACE_S",
+    "ApprovalConflict",
+    "ApprovalStuck",
+    "Resolution",
+    "approval_message",
+    "approver_name",
+    "claim_ttl",
+    "decide",
+    "describe_state",
+    "open_approvals",
+    "record_run",
+    "recover",
+    "resolve",
+    "save_interrupted",
+    "store_runner",
+]

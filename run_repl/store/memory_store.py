@@ -1,29 +1,120 @@
 """The store in memory: what the front ends use when the SQLite file cannot be.
 
-Same interface as the SQLite store; nothing survives the process."""
+The same protocols as the SQLite store, with the same approval rules (one
+lock stands for the transaction); nothing survives the process."""
 
 from __future__ import annotations
 
 import threading
 import time
+from collections.abc import Iterable, Iterator
+from contextlib import contextmanager
 
-from ..sandbox.result_store import MemoryResultStore
-from .records import ApprovalConflict, PendingApproval, RunRecord
+from ..sandbox.result_store import MemoryResultStore, StoredItems
+from .approval_claims import ApprovalClaims
+from .json_budget import dumps, fit_envelope
+from .records import FINAL_STATUSES, PendingApproval, RunRecord, as_read
+from .sqlite_store import DEFAULT_ENVELOPE_BYTES, DEFAULT_HISTORY_BYTES, PREVIEW_BYTES
 
 
-class MemoryStore(MemoryResultStore):
-    def __init__(self, location: str = "memory") -> None:
-        super().__init__()
+class _Rows:
+    """Reads copies, writes on commit: an exception inside leaves the table as it was."""
+
+    def __init__(self, table: dict[str, PendingApproval]) -> None:
+        self.table = table
+        self.changes: dict[str, PendingApproval] = {}
+
+    def _now(self, approval: PendingApproval) -> PendingApproval:
+        return as_read(self.changes.get(approval.id, approval).model_copy(deep=True))
+
+    def by_ids(self, ids: list[str]) -> dict[str, PendingApproval]:
+        return {
+            i: self._now(self.changes.get(i) or self.table[i])
+            for i in ids
+            if i in self.table or i in self.changes
+        }
+
+    def of_batch(self, batch: str) -> list[PendingApproval]:
+        merged = {**self.table, **self.changes}
+        rows = [self._now(a) for a in merged.values() if a.batch == batch]
+        return sorted(rows, key=lambda a: (a.created_at, a.id))
+
+    def update(self, approvals: Iterable[PendingApproval]) -> None:
+        for a in approvals:
+            self.changes[a.id] = a.model_copy(deep=True)
+
+    def now(self) -> float:
+        return time.time()
+
+    def insert(self, approvals: Iterable[PendingApproval]) -> None:
+        for a in approvals:
+            if a.id not in self.table and a.id not in self.changes:
+                self.changes[a.id] = a.model_copy(deep=True)
+
+
+class MemoryStore(ApprovalClaims):
+    """Values (a MemoryResultStore), history and approvals in this process."""
+
+    durable = False  # nothing here outlives the process: say so before saying "saved"
+
+    def __init__(
+        self,
+        location: str = "memory",
+        *,
+        values: MemoryResultStore | None = None,
+        max_history_bytes: int = DEFAULT_HISTORY_BYTES,
+        max_envelope_bytes: int = DEFAULT_ENVELOPE_BYTES,
+    ) -> None:
         self.location = location
-        self._runs: dict[str, RunRecord] = {}
+        self.values = values if values is not None else MemoryResultStore()
+        self.max_history_bytes = max_history_bytes
+        self.max_envelope_bytes = max_envelope_bytes
+        self._runs: dict[str, tuple[RunRecord, int]] = {}
         self._approvals: dict[str, PendingApproval] = {}
-        self._alock = threading.Lock()
+        self._consumed: dict[str, float] = {}
+        self._lock = threading.RLock()
 
+    def close(self) -> None:
+        pass
+
+    def __enter__(self) -> MemoryStore:
+        return self
+
+    def __exit__(self, *_: object) -> None:
+        self.close()
+
+    # ------------------------------------------------------------------ values
+    def put_items(self, stored: StoredItems) -> None:
+        self.values.put_items(stored)
+
+    def get_items(self, ref: str) -> StoredItems | None:
+        return self.values.get_items(ref)
+
+    def get_chunks(self, ref: str, first: int, last: int) -> tuple[StoredItems, list[str]] | None:
+        return self.values.get_chunks(ref, first, last)
+
+    # ------------------------------------------------------------------ runs
     def record_run(self, run: RunRecord) -> None:
-        self._runs[run.id] = run
+        envelope, cut = fit_envelope(run.envelope, self.max_envelope_bytes)
+        kept = run.model_copy(
+            update={"envelope": envelope, "envelope_cut": cut or run.envelope_cut}
+        )
+        size = len(dumps(envelope)) + len(run.source)
+        with self._lock:
+            self._runs[run.id] = (kept, size)
+            total = sum(s for _, s in self._runs.values())
+            for old, s in sorted(self._runs.values(), key=lambda e: e[0].started_at):
+                if total <= self.max_history_bytes:
+                    break
+                if old.id != run.id:
+                    del self._runs[old.id]
+                    total -= s
 
     def list_runs(self, limit: int = 50, query: str | None = None) -> list[RunRecord]:
-        runs = sorted(self._runs.values(), key=lambda r: r.started_at, reverse=True)
+        with self._lock:
+            runs = sorted(
+                (r for r, _ in self._runs.values()), key=lambda r: r.started_at, reverse=True
+            )
         if query:
             q = query.lower()
             runs = [
@@ -31,53 +122,64 @@ class MemoryStore(MemoryResultStore):
                 for r in runs
                 if q in r.source.lower() or q in r.status or q in (r.error_code or "").lower()
             ]
-        return runs[:limit]
+        listed = []
+        for r in runs[:limit]:
+            if len(dumps(r.envelope)) > PREVIEW_BYTES:
+                r = r.model_copy(
+                    update={"envelope": fit_envelope(r.envelope, PREVIEW_BYTES)[0], "partial": True}
+                )
+            listed.append(r)
+        return listed
 
     def get_run(self, run_id: str) -> RunRecord | None:
-        return self._runs.get(run_id)
+        with self._lock:
+            found = self._runs.get(run_id)
+        return found[0] if found else None
+
+    # ------------------------------------------------------------------ approvals
+    @contextmanager
+    def _approval_rows(self) -> Iterator[_Rows]:
+        with self._lock:
+            rows = _Rows(self._approvals)
+            yield rows
+            self._approvals.update(rows.changes)
 
     def add_approvals(self, approvals: list[PendingApproval]) -> None:
-        with self._alock:
-            for a in approvals:
-                self._approvals[a.id] = a.model_copy()
+        with self._approval_rows() as rows:
+            rows.insert(approvals)
 
     def list_approvals(self, status: str | None = "pending") -> list[PendingApproval]:
-        items = sorted(self._approvals.values(), key=lambda a: a.created_at)
-        return [a.model_copy() for a in items if status is None or a.status == status]
+        now = time.time()
+        with self._lock:
+            items = [as_read(a.model_copy(deep=True), now) for a in self._approvals.values()]
+        items.sort(key=lambda a: (a.created_at, a.id))
+
+        def wanted(a: PendingApproval) -> bool:
+            if status is None:
+                return True
+            if status == "open":
+                return a.status not in FINAL_STATUSES
+            if status == "stuck":
+                return a.state(now) == "stuck"
+            return a.status == status
+
+        return [a for a in items if wanted(a)]
 
     def get_approval(self, approval_id: str) -> PendingApproval | None:
-        found = self._approvals.get(approval_id)
-        return found.model_copy() if found else None
+        with self._lock:
+            found = self._approvals.get(approval_id)
+            return as_read(found.model_copy(deep=True)) if found else None
 
-    def claim_approvals(self, ids: list[str]) -> list[PendingApproval]:
-        with self._alock:
-            found = [self._approvals[i] for i in ids]
-            for a in found:
-                if a.status != "pending":
-                    raise ApprovalConflict(
-                        f"Approval {a.id} is already {a.status}: it can be decided only once."
-                    )
-            for a in found:
-                a.status = "claimed"
-            return [a.model_copy() for a in found]
+    # ------------------------------------------------------------------ continuations
+    def consume_continuation(self, digest: str, expires_at: float) -> bool:
+        now = time.time()
+        with self._lock:
+            for spent in [d for d, exp in self._consumed.items() if exp < now]:
+                del self._consumed[spent]
+            if digest in self._consumed:
+                return False
+            self._consumed[digest] = expires_at
+            return True
 
-    def release_approvals(self, ids: list[str]) -> None:
-        with self._alock:
-            for i in ids:
-                if i in self._approvals and self._approvals[i].status == "claimed":
-                    self._approvals[i].status = "pending"
 
-    def finish_approvals(self, decisions: dict[str, str], resumed_run_id: str | None) -> None:
-        with self._alock:
-            for i, status in decisions.items():
-                a = self._approvals[i]
-                a.status = status  # type: ignore[assignment]
-                a.decided_at = time.time()
-                a.resumed_run_id = resumed_run_id
-
-    def replace_continuation(self, ids: list[str], continuation: str, run_id: str) -> None:
-        with self._alock:
-            for i in ids:
-                a = self._approvals[i]
-                if a.status in ("pending", "claimed"):
-                    a.continuation, a.run_id, a.status = continuation, run_id, "pending"
+__all__ = ["MemoryStore"]

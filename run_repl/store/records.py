@@ -1,20 +1,72 @@
-"""What the store keeps besides values: runs (history) and pending approvals."""
+"""What the store keeps besides values: runs (history) and approvals, as pydantic models.
+
+An approval's life (its `status` column):
+
+    pending ──claim──▶ claimed ──guard──▶ executing ──▶ approved | denied | failed
+       ▲                  │                   │
+       └── released ──────┘                   └── interrupted ──▶ unfinished
+          (nothing ran)                           (outcome unknown; never runs again)
+
+`superseded`: its run was resumed through another approval and ended without
+reaching this call again. A claim that expires before its resume started is
+pending again (nothing ran); one that expires after is *stuck* until
+`recover` makes it final.
+"""
 
 from __future__ import annotations
 
+import hashlib
 import time
-from typing import Any, Literal, Protocol, runtime_checkable
+from typing import Any, Literal
 
-from pydantic import BaseModel, Field
+from pydantic import BaseModel, Field, model_validator
 
-from ..sandbox.result_store import StoredItems
+ApprovalStatus = Literal[
+    "pending",
+    "claimed",
+    "executing",
+    "approved",
+    "denied",
+    "failed",
+    "unfinished",
+    "superseded",
+]
+FINAL_STATUSES: frozenset[str] = frozenset(
+    {"approved", "denied", "failed", "unfinished", "superseded"}
+)
+# What a person sees: the status, with claims read against the clock.
+ApprovalState = Literal[
+    "pending",  # waiting for a decision
+    "queued",  # decided, waiting for its run's resume
+    "claimed",  # a resume is about to start
+    "executing",  # a resume started: its calls may have run
+    "stuck",  # a resume started and its claim ran out: `recover` it
+    "approved",
+    "denied",
+    "failed",
+    "unfinished",
+    "superseded",
+]
+Decision = Literal["approve", "deny"]
+CallOutcome = Literal["ok", "error", "unknown"]
 
-# superseded: its run was resumed through another approval and ended without reaching this call again
-ApprovalStatus = Literal["pending", "claimed", "approved", "denied", "failed", "superseded"]
+
+def continuation_batch(continuation: str) -> str:
+    """The batch key of a continuation: every approval resumed by one token shares it."""
+    return "bat_" + hashlib.sha256(continuation.encode("utf-8", "surrogatepass")).hexdigest()[:32]
+
+
+def as_decision(value: Any) -> Decision:
+    """Only a literal True approves (the engine's rule); anything else denies."""
+    return "approve" if value is True else "deny"
 
 
 class RunRecord(BaseModel):
-    """One run in the history."""
+    """One run in the history.
+
+    `partial`: `envelope` is a short preview (history lists rows without loading
+    whole envelopes); `get_run` gives the stored one. `envelope_cut`: the stored
+    envelope was cut to fit the history's byte budget."""
 
     id: str
     started_at: float = Field(default_factory=time.time)
@@ -27,6 +79,8 @@ class RunRecord(BaseModel):
     logs_ref: str | None = None
     envelope: dict[str, Any] = Field(default_factory=dict)
     resumed_from: str | None = None
+    partial: bool = False
+    envelope_cut: bool = False
 
     @property
     def title(self) -> str:
@@ -37,7 +91,10 @@ class RunRecord(BaseModel):
 
 
 class PendingApproval(BaseModel):
-    """One interrupted call waiting for a person: approve or deny, then resume."""
+    """One interrupted call and what became of it: a person approves or denies, the run resumes.
+
+    Several approvals from one interrupted run share a continuation (`batch`):
+    they are resumed together, by one claim at a time."""
 
     id: str  # the interruption id
     run_id: str
@@ -48,36 +105,165 @@ class PendingApproval(BaseModel):
     payload: Any = None
     message: str = ""
     continuation: str
+    batch: str = ""
     status: ApprovalStatus = "pending"
     created_at: float = Field(default_factory=time.time)
+    # The decision, once a person made it (it may wait for the batch: queued).
+    decision: Decision | None = None
+    decided_by: str | None = None
     decided_at: float | None = None
+    decision_id: str | None = None  # the flow that recorded it (a claim id)
+    # The claim of the resume that carries it out.
+    claim_id: str | None = None
+    claimed_by: str | None = None
+    claimed_at: float | None = None
+    claim_expires_at: float | None = None
+    executing_at: float | None = None  # when that resume passed its guard
+    # How it ended.
+    finished_at: float | None = None
     resumed_run_id: str | None = None
+    outcome: CallOutcome | None = None  # of the approved call, when it ran
+    outcome_code: str | None = None
+    note: str | None = None  # why it is where it is, in a sentence
+
+    @model_validator(mode="after")
+    def _batch_of_continuation(self) -> PendingApproval:
+        if not self.batch:
+            self.batch = continuation_batch(self.continuation)
+        return self
+
+    @property
+    def final(self) -> bool:
+        return self.status in FINAL_STATUSES
+
+    @property
+    def started(self) -> bool:
+        """Its batch's resume passed the guard: something may have run."""
+        return self.status == "executing" or (
+            self.status == "claimed" and self.executing_at is not None
+        )
+
+    def claim_live(self, now: float | None = None) -> bool:
+        now = time.time() if now is None else now
+        return (
+            self.status in ("claimed", "executing")
+            and self.claim_expires_at is not None
+            and self.claim_expires_at > now
+        )
+
+    def state(self, now: float | None = None) -> ApprovalState:
+        """The status as a person should read it now."""
+        if self.status in FINAL_STATUSES:
+            return self.status  # type: ignore[return-value]
+        if self.started:
+            return "executing" if self.claim_live(now) else "stuck"
+        if self.status == "claimed" and self.claim_live(now):
+            return "claimed"
+        return "queued" if self.decision else "pending"
+
+
+def as_read(approval: PendingApproval, now: float | None = None) -> PendingApproval:
+    """How a stored approval reads now: a claim that ran out before its resume
+    started is pending again (nothing ran; its claim fields stay as history)."""
+    if (
+        approval.status == "claimed"
+        and approval.executing_at is None
+        and not approval.claim_live(now)
+    ):
+        approval.status = "pending"
+    return approval
+
+
+class Claim(BaseModel):
+    """A batch taken for one resume: every open approval of one continuation."""
+
+    claim_id: str
+    claimed_by: str
+    batch: str
+    expires_at: float
+    approvals: list[PendingApproval]
+    decisions: dict[str, bool]  # what this resume answers: interruption id -> approved
+
+    @property
+    def first(self) -> PendingApproval:
+        return self.approvals[0]
+
+
+class Queued(BaseModel):
+    """The decisions are recorded; the batch is being resumed by someone else."""
+
+    batch: str
+    held_by: str | None
+    approvals: list[PendingApproval]
+
+
+class Applied(BaseModel):
+    """The decisions were carried out by another approver's resume."""
+
+    approvals: list[PendingApproval]
+
+
+class CallFacts(BaseModel):
+    """What a resumed run's record says about one interrupted call.
+
+    `not_run`: the resume guard stopped it (then nothing of the host ran at all);
+    `ok` None: it was still running when the run ended, its effect unknown."""
+
+    decision: str | None = None  # approved | denied | refused | pending
+    ok: bool | None = None
+    error_code: str | None = None
+    not_run: bool = False
+
+
+class ResumeReport(BaseModel):
+    """What happened to a claimed batch's resume, for the store to settle it.
+
+    `ended` False: the resume's end was not seen (Ctrl-C, a crash of the flow,
+    an exception); `why` says so. Else the run's facts: its status and error,
+    the record of each interrupted call it reached, and for an interrupted run
+    the new continuation and every approval it now waits on."""
+
+    ended: bool
+    why: str = ""
+    run_id: str | None = None
+    status: str | None = None
+    error_code: str | None = None
+    error_message: str | None = None
+    calls: dict[str, CallFacts] = Field(default_factory=dict)
+    next_continuation: str | None = None
+    next_run_id: str | None = None
+    next_approvals: list[PendingApproval] = Field(default_factory=list)
 
 
 class ApprovalConflict(RuntimeError):
     """The approval was already decided (or is being resumed) by someone else."""
 
 
-@runtime_checkable
-class Store(Protocol):
-    """The store the front ends use: values by item, run history, approvals."""
+class ApprovalStuck(ApprovalConflict):
+    """A resume of this approval's run started and never finished: `recover` it."""
 
-    location: str
 
-    def put_items(self, stored: StoredItems) -> None: ...
-    def get_items(self, ref: str) -> StoredItems | None: ...
-    def get_chunks(
-        self, ref: str, first: int, last: int
-    ) -> tuple[StoredItems, list[str]] | None: ...
+class ClaimLost(RuntimeError):
+    """The claim this resume holds expired and was taken, or the approvals were recovered."""
 
-    def record_run(self, run: RunRecord) -> None: ...
-    def list_runs(self, limit: int = 50, query: str | None = None) -> list[RunRecord]: ...
-    def get_run(self, run_id: str) -> RunRecord | None: ...
 
-    def add_approvals(self, approvals: list[PendingApproval]) -> None: ...
-    def list_approvals(self, status: str | None = "pending") -> list[PendingApproval]: ...
-    def get_approval(self, approval_id: str) -> PendingApproval | None: ...
-    def claim_approvals(self, ids: list[str]) -> list[PendingApproval]: ...
-    def finish_approvals(self, decisions: dict[str, str], resumed_run_id: str | None) -> None: ...
-    def release_approvals(self, ids: list[str]) -> None: ...
-    def replace_continuation(self, ids: list[str], continuation: str, run_id: str) -> None: ...
+__all__ = [
+    "FINAL_STATUSES",
+    "Applied",
+    "ApprovalConflict",
+    "ApprovalState",
+    "ApprovalStatus",
+    "ApprovalStuck",
+    "CallFacts",
+    "CallOutcome",
+    "Claim",
+    "ClaimLost",
+    "Decision",
+    "PendingApproval",
+    "Queued",
+    "ResumeReport",
+    "RunRecord",
+    "as_decision",
+    "as_read",
+    "continuation_batch",
+]

@@ -1,8 +1,13 @@
-"""The SQLite store: stored values by item, run history and pending approvals.
+"""The SQLite store: stored values by item, run history, approvals, spent continuations.
 
-One file in the data directory, WAL mode so several processes can read and
-write at once, a versioned schema migrated on open, and a size budget with
-least-recently-used eviction plus an age limit for stored values.
+One file in the data directory (0600; the directory, when the store makes
+it, 0700), WAL mode so several processes read and write at once, a schema
+versioned by `PRAGMA user_version` and migrated on open, and byte budgets:
+stored values (least recently used out first, plus an age limit) and the
+history (each envelope cut to a budget, oldest runs out first).
+
+Every SQLite failure reaches the caller as one StoreError that says what to
+do: busy (another process holds the file), damaged, full, or other.
 """
 
 from __future__ import annotations
@@ -11,168 +16,410 @@ import json
 import sqlite3
 import threading
 import time
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterable, Iterator
 from contextlib import contextmanager
 from pathlib import Path
-from typing import Any, TypeVar
+from typing import Any, Literal, TypeVar
 
 from ..sandbox.result_store import StoredItems
-from .records import ApprovalConflict, PendingApproval, RunRecord
+from ..sqlite_files import (
+    ensure_private_file,
+    is_busy,
+    is_damaged,
+    make_private_dir,
+    transaction,
+)
+from .approval_claims import ApprovalClaims
+from .json_budget import dumps, fit_envelope
+from .records import FINAL_STATUSES, PendingApproval, RunRecord, as_read, continuation_batch
 
 T = TypeVar("T")
 
 DEFAULT_MAX_BYTES = 1 << 30  # 1 GiB of stored values
 DEFAULT_MAX_AGE_S = 30 * 24 * 3600  # 30 days
-SCHEMA_VERSION = 1
+DEFAULT_HISTORY_BYTES = 128 << 20  # the runs table, all runs together
+DEFAULT_ENVELOPE_BYTES = 1 << 20  # one run's envelope in the history
+PREVIEW_BYTES = 16 << 10  # what a history listing loads of a larger envelope
+BUSY_TIMEOUT_S = 10
 
-MIGRATIONS: dict[int, str] = {
-    1: """
+StoreProblem = Literal["busy", "damaged", "full", "unusable"]
+
+
+class StoreError(RuntimeError):
+    """The store cannot be used (busy, damaged, full, unwritable, from a newer version).
+
+    `problem` says which, for code; the message says what to do, for people."""
+
+    def __init__(self, message: str, problem: StoreProblem = "unusable") -> None:
+        super().__init__(message)
+        self.problem = problem
+
+
+def _text(value: str) -> str:
+    """A str SQLite can bind: a lone surrogate (from guest text) becomes U+FFFD."""
+    try:
+        value.encode("utf-8")
+    except UnicodeEncodeError:
+        return value.encode("utf-16", "surrogatepass").decode("utf-16", "replace")
+    return value
+
+
+# ---------------------------------------------------------------------- schema
+
+
+def _script(db: sqlite3.Connection, script: str) -> None:
+    # Not executescript: it commits first, and a migration is one transaction.
+    for statement in script.split(";"):
+        if statement.strip():
+            db.execute(statement)
+
+
+def _v1(db: sqlite3.Connection) -> None:
+    _script(
+        db,
+        """
     CREATE TABLE results (
-        ref TEXT PRIMARY KEY,
-        kind TEXT NOT NULL,
-        path TEXT NOT NULL,
-        total INTEGER NOT NULL,
-        chunk_items INTEGER NOT NULL,
-        rest TEXT,
-        run_id TEXT,
-        bytes INTEGER NOT NULL,
-        created_at REAL NOT NULL,
-        used_at REAL NOT NULL
+        ref TEXT PRIMARY KEY, kind TEXT NOT NULL, path TEXT NOT NULL, total INTEGER NOT NULL,
+        chunk_items INTEGER NOT NULL, rest TEXT, run_id TEXT, bytes INTEGER NOT NULL,
+        created_at REAL NOT NULL, used_at REAL NOT NULL
     );
     CREATE INDEX results_used ON results (used_at);
     CREATE INDEX results_created ON results (created_at);
     CREATE TABLE result_chunks (
-        ref TEXT NOT NULL,
-        idx INTEGER NOT NULL,
-        data BLOB NOT NULL,
-        PRIMARY KEY (ref, idx)
+        ref TEXT NOT NULL, idx INTEGER NOT NULL, data BLOB NOT NULL, PRIMARY KEY (ref, idx)
     ) WITHOUT ROWID;
     CREATE TABLE runs (
-        id TEXT PRIMARY KEY,
-        started_at REAL NOT NULL,
-        duration_ms REAL NOT NULL,
-        status TEXT NOT NULL,
-        source TEXT NOT NULL,
-        host TEXT NOT NULL,
-        error_code TEXT,
-        value_ref TEXT,
-        logs_ref TEXT,
-        resumed_from TEXT,
-        envelope TEXT NOT NULL
+        id TEXT PRIMARY KEY, started_at REAL NOT NULL, duration_ms REAL NOT NULL,
+        status TEXT NOT NULL, source TEXT NOT NULL, host TEXT NOT NULL, error_code TEXT,
+        value_ref TEXT, logs_ref TEXT, resumed_from TEXT, envelope TEXT NOT NULL
     );
     CREATE INDEX runs_started ON runs (started_at);
     CREATE TABLE approvals (
-        id TEXT PRIMARY KEY,
-        run_id TEXT NOT NULL,
-        source TEXT NOT NULL,
-        host TEXT NOT NULL,
-        path TEXT NOT NULL,
-        args TEXT NOT NULL,
-        payload TEXT NOT NULL,
-        message TEXT NOT NULL,
-        continuation TEXT NOT NULL,
-        status TEXT NOT NULL,
-        created_at REAL NOT NULL,
-        decided_at REAL,
-        resumed_run_id TEXT
+        id TEXT PRIMARY KEY, run_id TEXT NOT NULL, source TEXT NOT NULL, host TEXT NOT NULL,
+        path TEXT NOT NULL, args TEXT NOT NULL, payload TEXT NOT NULL, message TEXT NOT NULL,
+        continuation TEXT NOT NULL, status TEXT NOT NULL, created_at REAL NOT NULL,
+        decided_at REAL, resumed_run_id TEXT
     );
     CREATE INDEX approvals_status ON approvals (status, created_at);
     """,
-}
+    )
 
 
-class StoreError(RuntimeError):
-    """The store cannot be used (corrupt, unwritable, from a newer version)."""
+def _v2(db: sqlite3.Connection) -> None:
+    """Claims that end, batches, decisions that wait, outcomes; consume-once tokens."""
+    for column in (
+        "batch TEXT NOT NULL DEFAULT ''",
+        "decision TEXT",
+        "decided_by TEXT",
+        "decision_id TEXT",
+        "claim_id TEXT",
+        "claimed_by TEXT",
+        "claimed_at REAL",
+        "claim_expires_at REAL",
+        "executing_at REAL",
+        "finished_at REAL",
+        "outcome TEXT",
+        "outcome_code TEXT",
+        "note TEXT",
+    ):
+        db.execute(f"ALTER TABLE approvals ADD COLUMN {column}")
+    rows = db.execute("SELECT id, continuation FROM approvals").fetchall()
+    db.executemany(
+        "UPDATE approvals SET batch = ? WHERE id = ?",
+        [(continuation_batch(r["continuation"]), r["id"]) for r in rows],
+    )
+    # Version 1 set decided_at when an approval ended, and kept no decision.
+    db.execute(
+        "UPDATE approvals SET finished_at = decided_at, "
+        "decision = CASE status WHEN 'approved' THEN 'approve' WHEN 'denied' THEN 'deny' END "
+        "WHERE status IN ('approved', 'denied', 'failed', 'superseded')"
+    )
+    # A version 1 claim never ends, and its resume may have run: it is stuck until recovered.
+    db.execute(
+        "UPDATE approvals SET status = 'executing', claimed_by = 'an earlier run-repl', "
+        "note = 'claimed before run-repl kept claim times: its resume may have run' "
+        "WHERE status = 'claimed'"
+    )
+    _script(
+        db,
+        """
+    CREATE INDEX approvals_batch ON approvals (batch);
+    CREATE TABLE consumed_continuations (
+        digest TEXT PRIMARY KEY, expires_at REAL NOT NULL, consumed_at REAL NOT NULL
+    ) WITHOUT ROWID;
+    CREATE INDEX consumed_expiry ON consumed_continuations (expires_at);
+    """,
+    )
 
 
-class SqliteStore:
+def _v3(db: sqlite3.Connection) -> None:
+    """A byte budget for the history: sizes, previews, cut envelopes."""
+    db.execute("ALTER TABLE runs ADD COLUMN bytes INTEGER NOT NULL DEFAULT 0")
+    db.execute("ALTER TABLE runs ADD COLUMN preview TEXT")
+    db.execute("ALTER TABLE runs ADD COLUMN envelope_cut INTEGER NOT NULL DEFAULT 0")
+    big = db.execute("SELECT id FROM runs WHERE length(envelope) > ?", (PREVIEW_BYTES,)).fetchall()
+    for (run_id,) in big:  # one at a time: an old history may hold huge envelopes
+        (text,) = db.execute("SELECT envelope FROM runs WHERE id = ?", (run_id,)).fetchone()
+        try:
+            envelope = json.loads(text)
+        except (ValueError, RecursionError):
+            envelope = {"status": "error"}
+        kept, cut = fit_envelope(envelope, DEFAULT_ENVELOPE_BYTES)
+        preview, _ = fit_envelope(envelope, PREVIEW_BYTES)
+        db.execute(
+            "UPDATE runs SET envelope = :envelope, preview = :preview, envelope_cut = :cut "
+            "WHERE id = :id",
+            {"envelope": dumps(kept), "preview": dumps(preview), "cut": int(cut), "id": run_id},
+        )
+    db.execute(
+        "UPDATE runs SET bytes = length(envelope) + length(source) + COALESCE(length(preview), 0)"
+    )
+
+
+MIGRATIONS: dict[int, Callable[[sqlite3.Connection], None]] = {1: _v1, 2: _v2, 3: _v3}
+SCHEMA_VERSION = max(MIGRATIONS)
+
+
+def migrate(db: sqlite3.Connection, target: int = SCHEMA_VERSION) -> int:
+    """Bring the schema to `target` in one transaction; the version it was at.
+
+    A store from before user_version (a `meta` table) counts as its version."""
+    with transaction(db, durable=True):
+        version = db.execute("PRAGMA user_version").fetchone()[0]
+        legacy = db.execute(
+            "SELECT name FROM sqlite_master WHERE type = 'table' AND name = 'meta'"
+        ).fetchone()
+        if version == 0 and legacy is not None:
+            row = db.execute("SELECT value FROM meta WHERE key = 'schema_version'").fetchone()
+            version = int(row[0]) if row else 0
+            db.execute("DROP TABLE meta")
+        if version > SCHEMA_VERSION:
+            raise StoreError(
+                f"it was written by a newer run-repl (schema {version}, this one knows "
+                f"{SCHEMA_VERSION}); upgrade run-repl or use another --data-dir"
+            )
+        start = version
+        for step in range(version + 1, target + 1):
+            MIGRATIONS[step](db)
+            version = step
+        db.execute(f"PRAGMA user_version = {int(version)}")
+    return start
+
+
+# ---------------------------------------------------------------------- columns
+
+_APPROVAL_JSON = ("args", "payload")
+APPROVAL_COLUMNS = tuple(PendingApproval.model_fields)
+_APPROVAL_INSERT = (
+    f"INSERT OR IGNORE INTO approvals ({', '.join(APPROVAL_COLUMNS)}) "
+    f"VALUES ({', '.join(':' + c for c in APPROVAL_COLUMNS)})"
+)
+_APPROVAL_UPDATE = (
+    "UPDATE approvals SET "
+    + ", ".join(f"{c} = :{c}" for c in APPROVAL_COLUMNS if c != "id")
+    + " WHERE id = :id"
+)
+_RUN_LISTED = (
+    "id, started_at, duration_ms, status, source, host, error_code, value_ref, logs_ref, "
+    "resumed_from, envelope_cut, COALESCE(preview, envelope) AS envelope, "
+    "preview IS NOT NULL AS partial"
+)
+
+
+def _approval_params(a: PendingApproval) -> dict[str, Any]:
+    data = a.model_dump()
+    for key in _APPROVAL_JSON:
+        data[key] = dumps(data[key])
+    for key, value in data.items():
+        if isinstance(value, str):
+            data[key] = _text(value)
+    return data
+
+
+def _approval(row: sqlite3.Row, now: float | None = None) -> PendingApproval:
+    data = dict(row)
+    for key in _APPROVAL_JSON:
+        data[key] = json.loads(data[key])
+    return as_read(PendingApproval.model_validate(data), now)
+
+
+def _run(row: sqlite3.Row) -> RunRecord:
+    data = dict(row)
+    data["envelope"] = json.loads(data["envelope"])
+    return RunRecord.model_validate(data)
+
+
+_PENDING_SQL = (
+    "(status = 'pending' OR (status = 'claimed' AND executing_at IS NULL "
+    "AND COALESCE(claim_expires_at, 0) <= :now))"
+)
+_STUCK_SQL = (
+    "((status = 'executing' OR (status = 'claimed' AND executing_at IS NOT NULL)) "
+    "AND COALESCE(claim_expires_at, 0) <= :now)"
+)
+_OPEN_SQL = "status NOT IN ({})".format(", ".join(f"'{s}'" for s in sorted(FINAL_STATUSES)))
+
+
+class _Rows:
+    """The approvals table inside one SQLite transaction."""
+
+    def __init__(self, db: sqlite3.Connection) -> None:
+        self.db = db
+
+    def by_ids(self, ids: list[str]) -> dict[str, PendingApproval]:
+        found: dict[str, PendingApproval] = {}
+        for start in range(0, len(ids), 500):
+            part = ids[start : start + 500]
+            marks = ", ".join("?" * len(part))
+            for row in self.db.execute(f"SELECT * FROM approvals WHERE id IN ({marks})", part):
+                found[row["id"]] = _approval(row)
+        return found
+
+    def of_batch(self, batch: str) -> list[PendingApproval]:
+        return [
+            _approval(row)
+            for row in self.db.execute(
+                "SELECT * FROM approvals WHERE batch = ? ORDER BY created_at, id", (batch,)
+            )
+        ]
+
+    def update(self, approvals: Iterable[PendingApproval]) -> None:
+        self.db.executemany(_APPROVAL_UPDATE, [_approval_params(a) for a in approvals])
+
+    def now(self) -> float:
+        return time.time()
+
+    def insert(self, approvals: Iterable[PendingApproval]) -> None:
+        self.db.executemany(_APPROVAL_INSERT, [_approval_params(a) for a in approvals])
+
+
+class SqliteStore(ApprovalClaims):
+    """The store in one SQLite file; safe to share between threads and processes."""
+
+    durable = True  # what it keeps survives the process
+
     def __init__(
         self,
         path: str | Path,
         *,
         max_bytes: int = DEFAULT_MAX_BYTES,
         max_age_s: float = DEFAULT_MAX_AGE_S,
+        max_history_bytes: int = DEFAULT_HISTORY_BYTES,
+        max_envelope_bytes: int = DEFAULT_ENVELOPE_BYTES,
     ) -> None:
         self.path = Path(path)
         self.location = str(self.path)
         self.max_bytes = max_bytes
         self.max_age_s = max_age_s
+        self.max_history_bytes = max_history_bytes
+        self.max_envelope_bytes = max_envelope_bytes
         self._lock = threading.RLock()
+        self._db: sqlite3.Connection | None = None
         try:
-            self.path.parent.mkdir(parents=True, exist_ok=True)
+            if not self.path.parent.is_dir():
+                make_private_dir(self.path.parent)
+            ensure_private_file(self.path)
             self._db = sqlite3.connect(
-                self.path, timeout=10, isolation_level=None, check_same_thread=False
+                self.path,
+                timeout=BUSY_TIMEOUT_S,
+                isolation_level=None,
+                check_same_thread=False,
             )
-            self._db.execute("PRAGMA busy_timeout = 10000")
+            self._db.row_factory = sqlite3.Row
+            self._db.execute(f"PRAGMA busy_timeout = {BUSY_TIMEOUT_S * 1000}")
             self._db.execute("PRAGMA journal_mode = WAL")
             self._db.execute("PRAGMA synchronous = NORMAL")
-            self._migrate()
+            migrate(self._db)
+        except StoreError as exc:
+            self._close_quietly()
+            raise StoreError(
+                f"The store at {self.path} cannot be used: {exc}", exc.problem
+            ) from exc
         except (sqlite3.Error, OSError) as exc:
-            raise StoreError(f"The store at {self.path} cannot be used: {exc}") from exc
+            self._close_quietly()
+            raise self._error(exc, opening=True) from exc
 
     # ------------------------------------------------------------------ plumbing
+    def _error(self, exc: BaseException, *, opening: bool = False) -> StoreError:
+        where = f"The store at {self.path}"
+        if is_busy(exc):
+            return StoreError(
+                f"{where} is busy: another run-repl has been writing it for over "
+                f"{BUSY_TIMEOUT_S} s. Try again in a moment.",
+                "busy",
+            )
+        if is_damaged(exc):
+            return StoreError(
+                f"{where} is damaged ({exc}). Move the file aside (keep it: it may hold pending "
+                "approvals) and start again: a fresh store is made.",
+                "damaged",
+            )
+        code = getattr(exc, "sqlite_errorcode", None)
+        if (isinstance(code, int) and code & 0xFF == 13) or "disk is full" in str(exc):
+            return StoreError(f"{where} cannot be written: the disk is full ({exc}).", "full")
+        verb = "cannot be used" if opening else "failed"
+        return StoreError(f"{where} {verb}: {exc}", "unusable")
+
+    def _conn(self) -> sqlite3.Connection:
+        if self._db is None:
+            raise StoreError(f"The store at {self.path} is closed.")
+        return self._db
+
     @contextmanager
-    def _write(self) -> Iterator[sqlite3.Connection]:
+    def _tx(self, *, durable: bool = False) -> Iterator[sqlite3.Connection]:
         with self._lock:
-            self._db.execute("BEGIN IMMEDIATE")
             try:
-                yield self._db
-            except BaseException:
-                self._db.execute("ROLLBACK")
-                raise
-            else:
-                self._db.execute("COMMIT")
+                with transaction(self._conn(), durable=durable) as db:
+                    yield db
+            except (sqlite3.Error, OSError) as exc:
+                raise self._error(exc) from exc
 
     def _read(self, fn: Callable[[sqlite3.Connection], T]) -> T:
         with self._lock:
-            return fn(self._db)
+            try:
+                return fn(self._conn())
+            except (sqlite3.Error, OSError) as exc:
+                raise self._error(exc) from exc
 
-    def _migrate(self) -> None:
-        with self._write() as db:
-            db.execute(
-                "CREATE TABLE IF NOT EXISTS meta (key TEXT PRIMARY KEY, value TEXT NOT NULL)"
-            )
-            row = db.execute("SELECT value FROM meta WHERE key = 'schema_version'").fetchone()
-            version = int(row[0]) if row else 0
-            if version > SCHEMA_VERSION:
-                raise StoreError(
-                    f"The store at {self.path} was written by a newer run-repl (schema {version}); "
-                    "upgrade run-repl or use another --data-dir."
-                )
-            for target in range(version + 1, SCHEMA_VERSION + 1):
-                for statement in _statements(MIGRATIONS[target]):
-                    db.execute(statement)
-                db.execute(
-                    "INSERT INTO meta (key, value) VALUES ('schema_version', ?) "
-                    "ON CONFLICT (key) DO UPDATE SET value = excluded.value",
-                    (str(target),),
-                )
+    def _close_quietly(self) -> None:
+        if self._db is not None:
+            try:
+                self._db.close()
+            except sqlite3.Error:
+                pass
+            self._db = None
 
     def close(self) -> None:
         with self._lock:
-            self._db.close()
+            self._close_quietly()
+
+    def __enter__(self) -> SqliteStore:
+        return self
+
+    def __exit__(self, *_: object) -> None:
+        self.close()
 
     # ------------------------------------------------------------------ values
     def put_items(self, stored: StoredItems) -> None:
         now = time.time()
-        size = stored.size
-        rest = json.dumps(stored.rest) if stored.rest is not None else None
-        with self._write() as db:
+        row = {
+            "ref": stored.ref,
+            "kind": stored.kind,
+            "path": stored.path,
+            "total": stored.total,
+            "chunk_items": stored.chunk_items,
+            "rest": dumps(stored.rest) if stored.rest is not None else None,
+            "run_id": stored.run_id,
+            "bytes": stored.size,
+            "created_at": stored.created_at,
+            "used_at": now,
+        }
+        with self._tx() as db:
             db.execute("DELETE FROM result_chunks WHERE ref = ?", (stored.ref,))
             db.execute(
-                "INSERT OR REPLACE INTO results VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
-                (
-                    stored.ref,
-                    stored.kind,
-                    stored.path,
-                    stored.total,
-                    stored.chunk_items,
-                    rest,
-                    stored.run_id,
-                    size,
-                    stored.created_at,
-                    now,
-                ),
+                f"INSERT OR REPLACE INTO results ({', '.join(row)}) "
+                f"VALUES ({', '.join(':' + k for k in row)})",
+                row,
             )
             db.executemany(
                 "INSERT INTO result_chunks (ref, idx, data) VALUES (?, ?, ?)",
@@ -184,52 +431,45 @@ class SqliteStore:
             self._evict(db, now, keep=stored.ref)
 
     def _evict(self, db: sqlite3.Connection, now: float, keep: str) -> None:
-        expired = [
-            r
-            for (r,) in db.execute(
+        victims = [
+            r["ref"]
+            for r in db.execute(
                 "SELECT ref FROM results WHERE created_at < ?", (now - self.max_age_s,)
             )
         ]
         total = db.execute("SELECT COALESCE(SUM(bytes), 0) FROM results").fetchone()[0]
-        victims = list(expired)
         if total > self.max_bytes:
-            for ref, size in db.execute("SELECT ref, bytes FROM results ORDER BY used_at ASC"):
+            for r in db.execute("SELECT ref, bytes FROM results ORDER BY used_at ASC"):
                 if total <= self.max_bytes:
                     break
-                if ref == keep or ref in victims:
+                if r["ref"] == keep or r["ref"] in victims:
                     continue
-                victims.append(ref)
-                total -= size
+                victims.append(r["ref"])
+                total -= r["bytes"]
         for ref in victims:
             db.execute("DELETE FROM result_chunks WHERE ref = ?", (ref,))
             db.execute("DELETE FROM results WHERE ref = ?", (ref,))
 
     def _meta(self, db: sqlite3.Connection, ref: str) -> StoredItems | None:
-        row = db.execute(
-            "SELECT kind, path, total, chunk_items, rest, run_id, created_at, used_at FROM results WHERE ref = ?",
-            (ref,),
-        ).fetchone()
-        if row is None:
-            return None
-        kind, path, total, chunk_items, rest, run_id, created_at, _used_at = row
-        if time.time() - created_at > self.max_age_s:
+        row = db.execute("SELECT * FROM results WHERE ref = ?", (ref,)).fetchone()
+        if row is None or time.time() - row["created_at"] > self.max_age_s:
             return None
         return StoredItems(
-            ref,
-            path,
-            total,
-            [],
-            json.loads(rest) if rest else None,
-            chunk_items,
-            kind,
-            run_id,
-            created_at,
+            ref=ref,
+            path=row["path"],
+            total=row["total"],
+            chunks=[],
+            rest=json.loads(row["rest"]) if row["rest"] else None,
+            chunk_items=row["chunk_items"],
+            kind=row["kind"],
+            run_id=row["run_id"],
+            created_at=row["created_at"],
         )
 
     def _touch(self, ref: str) -> None:
         # Eviction goes by last use; a minute's precision spares a write per page.
         now = time.time()
-        with self._write() as db:
+        with self._tx() as db:
             db.execute(
                 "UPDATE results SET used_at = ? WHERE ref = ? AND used_at < ?", (now, ref, now - 60)
             )
@@ -240,8 +480,8 @@ class SqliteStore:
             if meta is None:
                 return None
             meta.chunks = [
-                bytes(d).decode("utf-8", "surrogatepass")
-                for (d,) in db.execute(
+                bytes(r["data"]).decode("utf-8", "surrogatepass")
+                for r in db.execute(
                     "SELECT data FROM result_chunks WHERE ref = ? ORDER BY idx", (ref,)
                 )
             ]
@@ -261,7 +501,7 @@ class SqliteStore:
                 "SELECT data FROM result_chunks WHERE ref = ? AND idx BETWEEN ? AND ? ORDER BY idx",
                 (ref, first, last),
             ).fetchall()
-            return meta, [bytes(d).decode("utf-8", "surrogatepass") for (d,) in rows]
+            return meta, [bytes(r["data"]).decode("utf-8", "surrogatepass") for r in rows]
 
         found = self._read(read)
         if found is not None:
@@ -269,6 +509,7 @@ class SqliteStore:
         return found
 
     def stored_bytes(self) -> int:
+        """What stored values hold, in bytes (what `max_bytes` counts)."""
         return int(
             self._read(
                 lambda db: db.execute("SELECT COALESCE(SUM(bytes), 0) FROM results").fetchone()[0]
@@ -277,36 +518,71 @@ class SqliteStore:
 
     # ------------------------------------------------------------------ runs
     def record_run(self, run: RunRecord) -> None:
-        with self._write() as db:
+        envelope, cut = fit_envelope(run.envelope, self.max_envelope_bytes)
+        text = dumps(envelope)
+        preview = None
+        if len(text) > PREVIEW_BYTES:
+            preview = dumps(fit_envelope(envelope, PREVIEW_BYTES)[0])
+        source = _text(run.source)
+        row = {
+            "id": run.id,
+            "started_at": run.started_at,
+            "duration_ms": run.duration_ms,
+            "status": _text(run.status),
+            "source": source,
+            "host": _text(run.host),
+            "error_code": _text(run.error_code) if run.error_code else None,
+            "value_ref": run.value_ref,
+            "logs_ref": run.logs_ref,
+            "resumed_from": run.resumed_from,
+            "envelope": text,
+            "preview": preview,
+            "envelope_cut": int(cut or run.envelope_cut),
+            "bytes": len(text) + len(source) + len(preview or ""),
+        }
+        with self._tx() as db:
             db.execute(
-                "INSERT OR REPLACE INTO runs VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
-                (
-                    run.id,
-                    run.started_at,
-                    run.duration_ms,
-                    run.status,
-                    run.source,
-                    run.host,
-                    run.error_code,
-                    run.value_ref,
-                    run.logs_ref,
-                    run.resumed_from,
-                    json.dumps(run.envelope, default=str),
-                ),
+                f"INSERT OR REPLACE INTO runs ({', '.join(row)}) "
+                f"VALUES ({', '.join(':' + k for k in row)})",
+                row,
             )
+            self._evict_runs(db, keep=run.id)
+
+    def _evict_runs(self, db: sqlite3.Connection, keep: str) -> None:
+        total = db.execute("SELECT COALESCE(SUM(bytes), 0) FROM runs").fetchone()[0]
+        if total <= self.max_history_bytes:
+            return
+        victims = []
+        for r in db.execute("SELECT id, bytes FROM runs ORDER BY started_at ASC"):
+            if total <= self.max_history_bytes:
+                break
+            if r["id"] == keep:
+                continue
+            victims.append((r["id"],))
+            total -= r["bytes"]
+        db.executemany("DELETE FROM runs WHERE id = ?", victims)
+
+    def history_bytes(self) -> int:
+        """What the history holds, in bytes (what its budget counts)."""
+        return int(
+            self._read(
+                lambda db: db.execute("SELECT COALESCE(SUM(bytes), 0) FROM runs").fetchone()[0]
+            )
+        )
 
     def list_runs(self, limit: int = 50, query: str | None = None) -> list[RunRecord]:
-        sql = "SELECT * FROM runs"
-        args: list[Any] = []
+        sql = f"SELECT {_RUN_LISTED} FROM runs"
+        args: dict[str, Any] = {"limit": limit}
         if query:
             sql += (
-                " WHERE source LIKE ? ESCAPE '\\' OR status LIKE ? ESCAPE '\\'"
-                " OR COALESCE(error_code, '') LIKE ? ESCAPE '\\'"
+                " WHERE source LIKE :like ESCAPE '\\' OR status LIKE :like ESCAPE '\\'"
+                " OR COALESCE(error_code, '') LIKE :like ESCAPE '\\'"
             )
-            like = "%" + query.replace("\\", "\\\\").replace("%", "\\%").replace("_", "\\_") + "%"
-            args += [like, like, like]
-        sql += " ORDER BY started_at DESC LIMIT ?"
-        args.append(limit)
+            q = _text(query)
+            args["like"] = (
+                "%" + q.replace("\\", "\\\\").replace("%", "\\%").replace("_", "\\_") + "%"
+            )
+        sql += " ORDER BY started_at DESC LIMIT :limit"
         return self._read(lambda db: [_run(row) for row in db.execute(sql, args)])
 
     def get_run(self, run_id: str) -> RunRecord | None:
@@ -316,34 +592,25 @@ class SqliteStore:
         return _run(row) if row else None
 
     # ------------------------------------------------------------------ approvals
+    @contextmanager
+    def _approval_rows(self) -> Iterator[_Rows]:
+        with self._tx(durable=True) as db:
+            yield _Rows(db)
+
     def add_approvals(self, approvals: list[PendingApproval]) -> None:
-        with self._write() as db:
-            for a in approvals:
-                db.execute(
-                    "INSERT OR REPLACE INTO approvals VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
-                    (
-                        a.id,
-                        a.run_id,
-                        a.source,
-                        a.host,
-                        a.path,
-                        json.dumps(a.args, default=str),
-                        json.dumps(a.payload, default=str),
-                        a.message,
-                        a.continuation,
-                        a.status,
-                        a.created_at,
-                        a.decided_at,
-                        a.resumed_run_id,
-                    ),
-                )
+        with self._approval_rows() as rows:
+            rows.insert(approvals)
 
     def list_approvals(self, status: str | None = "pending") -> list[PendingApproval]:
-        if status is None:
-            sql, args = "SELECT * FROM approvals ORDER BY created_at", ()
-        else:
-            sql, args = "SELECT * FROM approvals WHERE status = ? ORDER BY created_at", (status,)
-        return self._read(lambda db: [_approval(row) for row in db.execute(sql, args)])
+        now = time.time()
+        where, args = {
+            None: ("1", {}),
+            "pending": (_PENDING_SQL, {"now": now}),
+            "stuck": (_STUCK_SQL, {"now": now}),
+            "open": (_OPEN_SQL, {}),
+        }.get(status, ("status = :status", {"status": status}))
+        sql = f"SELECT * FROM approvals WHERE {where} ORDER BY created_at, id"
+        return self._read(lambda db: [_approval(row, now) for row in db.execute(sql, args)])
 
     def get_approval(self, approval_id: str) -> PendingApproval | None:
         row = self._read(
@@ -351,115 +618,27 @@ class SqliteStore:
         )
         return _approval(row) if row else None
 
-    def claim_approvals(self, ids: list[str]) -> list[PendingApproval]:
-        """Take these approvals for one resume; refused if any is not pending any more."""
-        with self._write() as db:
-            rows = []
-            for approval_id in ids:
-                row = db.execute("SELECT * FROM approvals WHERE id = ?", (approval_id,)).fetchone()
-                if row is None:
-                    raise KeyError(approval_id)
-                approval = _approval(row)
-                if approval.status != "pending":
-                    raise ApprovalConflict(
-                        f"Approval {approval_id} is already {approval.status}: it can be decided only once."
-                    )
-                rows.append(approval)
-            for approval in rows:
-                db.execute("UPDATE approvals SET status = 'claimed' WHERE id = ?", (approval.id,))
-                approval.status = "claimed"
-            return rows
-
-    def release_approvals(self, ids: list[str]) -> None:
-        """Give claimed approvals back (the resume could not start)."""
-        with self._write() as db:
-            for approval_id in ids:
-                db.execute(
-                    "UPDATE approvals SET status = 'pending' WHERE id = ? AND status = 'claimed'",
-                    (approval_id,),
-                )
-
-    def finish_approvals(self, decisions: dict[str, str], resumed_run_id: str | None) -> None:
+    # ------------------------------------------------------------------ continuations
+    def consume_continuation(self, digest: str, expires_at: float) -> bool:
+        """True the first time this continuation is used; False ever after (until it expires)."""
         now = time.time()
-        with self._write() as db:
-            for approval_id, status in decisions.items():
-                db.execute(
-                    "UPDATE approvals SET status = ?, decided_at = ?, resumed_run_id = ? WHERE id = ?",
-                    (status, now, resumed_run_id, approval_id),
-                )
-
-    def replace_continuation(self, ids: list[str], continuation: str, run_id: str) -> None:
-        """Pending approvals that the resumed run is still waiting on get its new token."""
-        with self._write() as db:
-            for approval_id in ids:
-                db.execute(
-                    "UPDATE approvals SET continuation = ?, run_id = ?, status = 'pending' "
-                    "WHERE id = ? AND status IN ('pending', 'claimed')",
-                    (continuation, run_id, approval_id),
-                )
+        with self._tx(durable=True) as db:
+            db.execute("DELETE FROM consumed_continuations WHERE expires_at < ?", (now,))
+            inserted = db.execute(
+                "INSERT OR IGNORE INTO consumed_continuations (digest, expires_at, consumed_at) "
+                "VALUES (?, ?, ?)",
+                (digest, expires_at, now),
+            ).rowcount
+        return inserted == 1
 
 
-def _statements(script: str) -> list[str]:
-    return [s.strip() for s in script.split(";") if s.strip()]
-
-
-def _run(row: tuple[Any, ...]) -> RunRecord:
-    (
-        rid,
-        started_at,
-        duration_ms,
-        status,
-        source,
-        host,
-        error_code,
-        value_ref,
-        logs_ref,
-        resumed_from,
-        envelope,
-    ) = row
-    return RunRecord(
-        id=rid,
-        started_at=started_at,
-        duration_ms=duration_ms,
-        status=status,
-        source=source,
-        host=host,
-        error_code=error_code,
-        value_ref=value_ref,
-        logs_ref=logs_ref,
-        resumed_from=resumed_from,
-        envelope=json.loads(envelope),
-    )
-
-
-def _approval(row: tuple[Any, ...]) -> PendingApproval:
-    (
-        aid,
-        run_id,
-        source,
-        host,
-        path,
-        args,
-        payload,
-        message,
-        continuation,
-        status,
-        created_at,
-        decided_at,
-        resumed_run_id,
-    ) = row
-    return PendingApproval(
-        id=aid,
-        run_id=run_id,
-        source=source,
-        host=host,
-        path=path,
-        args=json.loads(args),
-        payload=json.loads(payload),
-        message=message,
-        continuation=continuation,
-        status=status,
-        created_at=created_at,
-        decided_at=decided_at,
-        resumed_run_id=resumed_run_id,
-    )
+__all__ = [
+    "DEFAULT_ENVELOPE_BYTES",
+    "DEFAULT_HISTORY_BYTES",
+    "DEFAULT_MAX_AGE_S",
+    "DEFAULT_MAX_BYTES",
+    "SCHEMA_VERSION",
+    "SqliteStore",
+    "StoreError",
+    "migrate",
+]

@@ -9,13 +9,14 @@ import sqlite3
 import subprocess
 import sys
 import textwrap
-import time
+import threading
 from pathlib import Path
 from typing import Any
 
 import pytest
 
 from run_repl import create_runner
+from run_repl.host import demo
 from run_repl.host.demo import (
     DEMO_DB,
     DEMO_EXAMPLES,
@@ -24,6 +25,7 @@ from run_repl.host.demo import (
     open_demo_db,
     reset_demo,
 )
+from run_repl.host.loader import HostLoadError
 from run_repl.sandbox.host_functions import build_manifest
 
 SECRET = "d" * 40
@@ -93,14 +95,11 @@ def test_two_fresh_databases_are_identical(tmp_path: Path) -> None:
     assert len(dumps[0]) > 6000
 
 
-def test_open_is_cheap_once_built_and_reset_undoes_changes(tmp_path: Path) -> None:
-    started = time.perf_counter()
+def test_open_again_keeps_the_file_and_reset_undoes_changes(tmp_path: Path) -> None:
     path = open_demo_db(tmp_path)
-    first_ms = (time.perf_counter() - started) * 1000
-    started = time.perf_counter()
+    inode = path.stat().st_ino
     assert open_demo_db(tmp_path) == path
-    again_ms = (time.perf_counter() - started) * 1000
-    assert again_ms < first_ms and again_ms < 50
+    assert path.stat().st_ino == inode  # opened as it was, not built again
     assert sorted(p.name for p in tmp_path.iterdir()) == [DEMO_DB]  # no temp files left
     conn = sqlite3.connect(path)
     with conn:
@@ -108,10 +107,85 @@ def test_open_is_cheap_once_built_and_reset_undoes_changes(tmp_path: Path) -> No
     conn.close()
     assert reset_demo(tmp_path) == path
     assert query(tmp_path, "SELECT status FROM orders WHERE id = 'ord_00001'") != [("refunded",)]
-    # A file of another schema version (or not a database at all) is rebuilt.
-    path.write_bytes(b"not a database")
-    open_demo_db(tmp_path)
+
+
+def refund_in_file(path: Path, order_id: str) -> None:
+    conn = sqlite3.connect(path)
+    with conn:
+        conn.execute("UPDATE orders SET status = 'refunded' WHERE id = ?", (order_id,))
+    conn.close()
+
+
+def test_a_locked_database_is_waited_for_and_never_replaced(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # redteam M6: a lock held past the wait rebuilt the file and undid an approved refund.
+    path = open_demo_db(tmp_path)
+    refund_in_file(path, "ord_00017")
+    inode = path.stat().st_ino
+    monkeypatch.setattr(demo, "BUSY_TIMEOUT_S", 0.2)
+    holder = sqlite3.connect(path, isolation_level=None)
+    holder.execute("BEGIN EXCLUSIVE")
+    try:
+        with pytest.raises(demo.DemoDatabaseBusy, match=r"locked by another program.*not changed"):
+            open_demo_db(tmp_path)
+        with pytest.raises(HostLoadError):  # what the front ends catch: one clear line
+            make_demo_host(tmp_path)
+    finally:
+        holder.execute("ROLLBACK")
+        holder.close()
+    assert path.stat().st_ino == inode
+    assert query(tmp_path, "SELECT status FROM orders WHERE id = 'ord_00017'") == [("refunded",)]
+    assert sorted(p.name for p in tmp_path.iterdir()) == [DEMO_DB]
+
+
+def test_a_lock_released_during_the_wait_opens_the_same_file(tmp_path: Path) -> None:
+    path = open_demo_db(tmp_path)
+    refund_in_file(path, "ord_00017")
+    holder = sqlite3.connect(path, isolation_level=None, check_same_thread=False)
+    holder.execute("BEGIN EXCLUSIVE")
+    release = threading.Timer(0.3, lambda: holder.execute("ROLLBACK"))
+    release.start()
+    try:
+        assert open_demo_db(tmp_path) == path
+    finally:
+        release.join()
+        holder.close()
+    assert query(tmp_path, "SELECT status FROM orders WHERE id = 'ord_00017'") == [("refunded",)]
+
+
+@pytest.mark.parametrize(
+    ("damage", "kept_as"),
+    [
+        (lambda p: p.write_bytes(b"not a database" * 100), "damaged"),
+        (lambda p: p.write_bytes(p.read_bytes()[:100]), "damaged"),
+        (
+            lambda p: sqlite3.connect(p).execute("PRAGMA user_version = 7").connection.commit(),
+            "version-7",
+        ),
+    ],
+    ids=["garbage", "truncated", "other-version"],
+)
+def test_a_bad_file_is_kept_aside_with_a_warning_before_a_fresh_one(
+    tmp_path: Path, damage: Any, kept_as: str
+) -> None:
+    path = open_demo_db(tmp_path)
+    refund_in_file(path, "ord_00017")
+    damage(path)
+    bad = path.read_bytes()
+    told: list[str] = []
+    assert open_demo_db(tmp_path, warn=told.append) == path
+    kept = [p for p in tmp_path.iterdir() if p.name != DEMO_DB]
+    assert len(kept) == 1 and kept[0].name.startswith(f"{DEMO_DB}.{kept_as}-")
+    assert kept[0].read_bytes() == bad  # the person's data is still there to rescue
+    assert len(told) == 1 and kept[0].name in told[0] and "fresh" in told[0]
     assert query(tmp_path, "SELECT count(*) FROM orders") == [(5000,)]
+
+
+def test_without_a_listener_the_warning_is_a_python_warning(tmp_path: Path) -> None:
+    (tmp_path / DEMO_DB).write_bytes(b"garbage" * 1000)
+    with pytest.warns(demo.DemoDataWarning, match="kept as demo.sqlite3.damaged-"):
+        make_demo_host(tmp_path)
 
 
 CONCURRENT_OPEN = """
@@ -270,12 +344,9 @@ async def test_the_concurrent_example_takes_one_wait_not_two(
     wait_ms = LATENCY_S * 1000
     for call in (account, invoices):
         assert call.duration_ms is not None and call.duration_ms >= wait_ms * 0.9
-    # Both were running at the same time, and the pair took about one wait.
+    # Both were running at the same time (structural: no wall-clock bound on a busy machine).
     assert invoices.started_at_ms < account.started_at_ms + account.duration_ms
-    span = max(c.started_at_ms + c.duration_ms for c in result.calls) - min(
-        c.started_at_ms for c in result.calls
-    )
-    assert span < wait_ms * 1.8
+    assert account.started_at_ms < invoices.started_at_ms + invoices.duration_ms
 
 
 async def test_every_example_runs(runner: Any, host: dict[str, Any]) -> None:

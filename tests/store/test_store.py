@@ -16,6 +16,7 @@ from run_repl.sandbox.result_store import ResultRefNotFound, StoredItems, page_o
 from run_repl.sandbox.value_window import chunk_texts
 from run_repl.store import (
     ApprovalConflict,
+    Claim,
     MemoryStore,
     PendingApproval,
     RunRecord,
@@ -39,15 +40,13 @@ def test_store_pages_by_item(tmp_path: Path) -> None:
     assert len(last.items) == 5 and not last.has_more
 
 
-def test_schema_is_versioned(tmp_path: Path) -> None:
+def test_schema_is_versioned_by_user_version(tmp_path: Path) -> None:
     path = tmp_path / "run-repl.sqlite3"
     SqliteStore(path).close()
     db = sqlite3.connect(path)
-    assert db.execute("SELECT value FROM meta WHERE key = 'schema_version'").fetchone() == (
-        str(SCHEMA_VERSION),
-    )
+    assert db.execute("PRAGMA user_version").fetchone() == (SCHEMA_VERSION,)
     assert db.execute("PRAGMA journal_mode").fetchone() == ("wal",)
-    db.execute("UPDATE meta SET value = '999' WHERE key = 'schema_version'")
+    db.execute("PRAGMA user_version = 999")
     db.commit()
     db.close()
     store, warning = open_store(tmp_path, max_bytes=1 << 20)
@@ -78,7 +77,7 @@ def test_size_budget_evicts_least_recently_used(tmp_path: Path) -> None:
     store.put_items(items_of(100, "res_0000000000000001", pad))  # ~21 KB each
     store.put_items(items_of(100, "res_0000000000000002", pad))
     # Use the first again, so the second is the least recently used.
-    with store._write() as db:
+    with store._tx() as db:
         db.execute("UPDATE results SET used_at = used_at + 1000 WHERE ref = 'res_0000000000000001'")
     store.put_items(items_of(100, "res_0000000000000003", pad))
     assert store.get_items("res_0000000000000002") is None
@@ -126,14 +125,14 @@ def test_approval_claimed_once(tmp_path: Path) -> None:
             )
         ]
     )
-    claimed = store.claim_approvals(["int_1"])
-    assert claimed[0].status == "claimed"
-    with pytest.raises(ApprovalConflict):
-        store.claim_approvals(["int_1"])
-    store.release_approvals(["int_1"])
-    store.claim_approvals(["int_1"])
-    store.finish_approvals({"int_1": "approved"}, "run_2")
-    assert store.get_approval("int_1").status == "approved"
+    first = store.claim_batch(
+        {"int_1": True}, claim_id="clm_a", claimed_by="a", decided_by="a", ttl_s=60
+    )
+    assert isinstance(first, Claim) and store.get_approval("int_1").status == "claimed"
+    with pytest.raises(ApprovalConflict, match="already claimed"):
+        store.claim_batch(
+            {"int_1": True}, claim_id="clm_b", claimed_by="b", decided_by="b", ttl_s=60
+        )
     assert store.list_approvals() == []
 
 
@@ -189,3 +188,12 @@ async def test_runner_pages_before_and_after_the_write_behind(tmp_path: Path) ->
     runner.flush()
     fresh = create_runner(store=store)
     assert fresh.expand(result.value_ref, 4997, 10).items == [4997, 4998, 4999]
+
+
+def test_both_stores_are_every_part_of_the_protocol(tmp_path: Path) -> None:
+    from run_repl.store import ApprovalStore, ContinuationStore, RunHistory, Store, ValueStore
+
+    for store in (SqliteStore(tmp_path / "s.sqlite3"), MemoryStore()):
+        for part in (Store, ValueStore, RunHistory, ApprovalStore, ContinuationStore):
+            assert isinstance(store, part), (store, part)
+    assert SqliteStore.durable and not MemoryStore.durable

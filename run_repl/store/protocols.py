@@ -1,0 +1,79 @@
+"""What a store is, in four narrow parts; a front end asks only for the part it uses.
+
+    ValueStore         values by item (the engine's ResultStore): `expand` pages them
+    RunHistory         runs, newest first, searchable; rows listed without whole envelopes
+    ApprovalStore      approvals and the claims that resume them exactly once
+    ContinuationStore  consume-once continuations (the runner's `continuation_store`)
+
+`Store` is all four plus `location` and `close()`: SQLite (embedded default)
+and memory implement it, and a PostgreSQL backend implements the same (its
+transactions give the same one-step claims, with `SELECT ... FOR UPDATE`).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from typing import Protocol, runtime_checkable
+
+from ..sandbox.result_store import ResultStore
+from ..sandbox.runner import ContinuationStore
+from .records import Applied, Claim, PendingApproval, Queued, ResumeReport, RunRecord
+
+ValueStore = ResultStore  # the engine's protocol: put_items, get_items, get_chunks
+# ContinuationStore is the engine's too: consume_continuation(digest, expires_at) -> bool.
+
+
+@runtime_checkable
+class RunHistory(Protocol):
+    def record_run(self, run: RunRecord) -> None:
+        """Keep a run (its envelope cut to the history's byte budget; old runs
+        leave when the history is over its total budget)."""
+
+    def list_runs(self, limit: int = 50, query: str | None = None) -> list[RunRecord]:
+        """Newest first; `query` matches source, status or error code. Rows
+        carry a preview envelope (`partial`) when the stored one is large."""
+
+    def get_run(self, run_id: str) -> RunRecord | None: ...
+
+
+@runtime_checkable
+class ApprovalStore(Protocol):
+    def add_approvals(self, approvals: list[PendingApproval]) -> None:
+        """Keep new pending approvals; an id already known is left as it is."""
+
+    def list_approvals(self, status: str | None = "pending") -> list[PendingApproval]:
+        """Oldest first. `status`: a stored status; "pending" (decidable: also
+        claims that ran out before their resume started); "open" (not final);
+        "stuck"; None for all."""
+
+    def get_approval(self, approval_id: str) -> PendingApproval | None: ...
+
+    def claim_batch(
+        self,
+        decisions: Mapping[str, object],
+        *,
+        claim_id: str,
+        claimed_by: str,
+        decided_by: str,
+        ttl_s: float,
+        waiting: bool = False,
+    ) -> Claim | Queued | Applied: ...
+
+    def start_batch(self, claim: Claim) -> None: ...
+
+    def finish_batch(self, claim: Claim, report: ResumeReport, *, ttl_s: float) -> Claim | None: ...
+
+    def recover_batch(self, approval_id: str, *, by: str) -> list[PendingApproval]: ...
+
+
+@runtime_checkable
+class Store(ResultStore, RunHistory, ApprovalStore, ContinuationStore, Protocol):
+    """Everything the front ends keep: values, history, approvals, spent continuations."""
+
+    location: str
+    durable: bool  # False: nothing kept outlives this process (the memory fallback)
+
+    def close(self) -> None: ...
+
+
+__all__ = ["ApprovalStore", "ContinuationStore", "RunHistory", "Store", "ValueStore"]

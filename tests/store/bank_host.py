@@ -1,0 +1,58 @@
+"""A bank whose transfers need approval and leave one row each: what the approval tests count.
+
+The rows go to the SQLite file named by BANK_DB, so a test counts the side
+effects of every process it started (approvers, killed ones, racing ones)."""
+
+from __future__ import annotations
+
+import os
+import sqlite3
+import time
+
+from run_repl import requires_approval
+
+
+def _db() -> sqlite3.Connection:
+    conn = sqlite3.connect(os.environ["BANK_DB"], timeout=60, isolation_level=None)
+    conn.execute("CREATE TABLE IF NOT EXISTS ledger (tag TEXT, what TEXT, amount INTEGER)")
+    return conn
+
+
+def _write(tag: str, what: str, amount: int) -> None:
+    conn = _db()
+    try:
+        conn.execute("INSERT INTO ledger VALUES (?, ?, ?)", (tag, what, amount))
+    finally:
+        conn.close()
+
+
+@requires_approval
+def transfer(amount: int, tag: str = "", delay: float = 0) -> int:
+    """Move money (asks a person first); `delay` seconds after it starts (a "start" row)."""
+    _write(tag, "start", amount)
+    if delay:
+        time.sleep(delay)
+    _write(tag, "transfer", amount)
+    return amount
+
+
+def done(tag: str = "") -> str:
+    """The snippet reached its end: a row says so."""
+    _write(tag, "done", 0)
+    return "done"
+
+
+def rows(what: str = "transfer", tag: str | None = None) -> list[tuple[str, int]]:
+    conn = _db()
+    try:
+        sql = "SELECT tag, amount FROM ledger WHERE what = ?"
+        args: list[object] = [what]
+        if tag is not None:
+            sql += " AND tag = ?"
+            args.append(tag)
+        return [(t, a) for t, a in conn.execute(sql + " ORDER BY rowid", args)]
+    finally:
+        conn.close()
+
+
+HOSTS = {"bank": {"transfer": transfer, "done": done}}

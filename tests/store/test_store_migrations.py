@@ -1,0 +1,131 @@
+"""Every schema migration, from the version before it, with the data that version held."""
+
+from __future__ import annotations
+
+import json
+import sqlite3
+import time
+from pathlib import Path
+
+import pytest
+
+from run_repl.sandbox.result_store import page_of
+from run_repl.store import SqliteStore
+from run_repl.store import sqlite_store as sq
+from run_repl.store.records import continuation_batch
+from run_repl.store.sqlite_store import DEFAULT_ENVELOPE_BYTES, PREVIEW_BYTES, SCHEMA_VERSION
+
+
+def at_version(path: Path, version: int) -> sqlite3.Connection:
+    db = sqlite3.connect(path, isolation_level=None)
+    db.row_factory = sqlite3.Row
+    sq.migrate(db, target=version)
+    return db
+
+
+def v1_rows(db: sqlite3.Connection) -> None:
+    """What version 1 stored: a value, a run, and approvals pending, claimed and approved."""
+    now = time.time()
+    db.execute(
+        "INSERT INTO results VALUES ('res_0000000000000001', 'value', '$', 3, 1000, NULL, 'run_1', 9, ?, ?)",
+        (now, now),
+    )
+    db.execute("INSERT INTO result_chunks VALUES ('res_0000000000000001', 0, ?)", (b"[1,2,3]",))
+    db.execute(
+        "INSERT INTO runs VALUES ('run_1', ?, 5.0, 'ok', 'return [1,2,3]', 'demo', NULL, "
+        "'res_0000000000000001', NULL, NULL, ?)",
+        (now, json.dumps({"status": "ok", "value": [1, 2, 3]})),
+    )
+    for aid, status, decided in (
+        ("int_p", "pending", None),
+        ("int_c", "claimed", None),
+        ("int_a", "approved", now),
+    ):
+        db.execute(
+            "INSERT INTO approvals VALUES (?, 'run_1', 'src', 'demo', 'documents.publish', '[]', "
+            "'null', 'Publish?', ?, ?, ?, ?, NULL)",
+            (aid, f"tok-{aid}", status, now, decided),
+        )
+
+
+def test_a_store_from_before_user_version_is_migrated(tmp_path: Path) -> None:
+    path = tmp_path / "run-repl.sqlite3"
+    db = sqlite3.connect(path, isolation_level=None)
+    db.row_factory = sqlite3.Row
+    sq._v1(db)  # version 1 as it shipped: its number in a meta table
+    db.execute("CREATE TABLE meta (key TEXT PRIMARY KEY, value TEXT NOT NULL)")
+    db.execute("INSERT INTO meta VALUES ('schema_version', '1')")
+    v1_rows(db)
+    db.close()
+    store = SqliteStore(path)
+    check = sqlite3.connect(path)
+    assert check.execute("PRAGMA user_version").fetchone() == (SCHEMA_VERSION,)
+    assert check.execute("SELECT name FROM sqlite_master WHERE name = 'meta'").fetchone() is None
+    assert page_of(store, "res_0000000000000001").items == [1, 2, 3]
+    assert store.get_run("run_1").envelope["value"] == [1, 2, 3]
+
+
+def test_migration_2_from_1_keeps_approvals_and_makes_old_claims_stuck(tmp_path: Path) -> None:
+    db = at_version(tmp_path / "s.sqlite3", 1)
+    v1_rows(db)
+    sq.migrate(db, target=2)
+    db.close()
+    store = SqliteStore(tmp_path / "s.sqlite3")
+    pending = store.get_approval("int_p")
+    assert pending.status == "pending" and pending.batch == continuation_batch("tok-int_p")
+    # A version 1 claim never ended and may have run: stuck until someone recovers it.
+    claimed = store.get_approval("int_c")
+    assert claimed.state() == "stuck" and "earlier run-repl" in (claimed.claimed_by or "")
+    [ended] = store.recover_batch("int_c", by="ops")
+    assert ended.status == "unfinished"
+    approved = store.get_approval("int_a")
+    assert approved.decision == "approve" and approved.finished_at == approved.decided_at
+    assert store.consume_continuation("d", time.time() + 60) is True
+
+
+def test_migration_3_from_2_sizes_the_history_and_cuts_what_is_over_budget(tmp_path: Path) -> None:
+    db = at_version(tmp_path / "s.sqlite3", 2)
+    huge = {"status": "error", "error": {"code": "RUN_EXCEPTION", "message": "x" * 3_000_000}}
+    for rid, envelope in (("run_small", {"status": "ok", "value": 1}), ("run_huge", huge)):
+        db.execute(
+            "INSERT INTO runs (id, started_at, duration_ms, status, source, host, envelope) "
+            "VALUES (?, 1, 1, 'ok', 'src', 'demo', ?)",
+            (rid, json.dumps(envelope)),
+        )
+    sq.migrate(db, target=3)
+    db.close()
+    store = SqliteStore(tmp_path / "s.sqlite3")
+    assert store.history_bytes() < DEFAULT_ENVELOPE_BYTES + 2 * PREVIEW_BYTES
+    huge_run = store.get_run("run_huge")
+    assert huge_run.envelope_cut and "more characters cut" in huge_run.envelope["error"]["message"]
+    listed = {r.id: r for r in store.list_runs()}
+    assert listed["run_huge"].partial and not listed["run_small"].partial
+    assert listed["run_small"].envelope == {"status": "ok", "value": 1}
+
+
+def test_a_failing_migration_changes_nothing(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    db = at_version(tmp_path / "s.sqlite3", SCHEMA_VERSION - 1)
+    before = db.execute("SELECT sql FROM sqlite_master ORDER BY name").fetchall()
+
+    def broken(conn: sqlite3.Connection) -> None:
+        conn.execute("ALTER TABLE runs ADD COLUMN half_done TEXT")
+        raise sqlite3.OperationalError("disk I/O error")
+
+    monkeypatch.setitem(sq.MIGRATIONS, SCHEMA_VERSION, broken)
+    with pytest.raises(sqlite3.OperationalError):
+        sq.migrate(db)
+    assert db.execute("PRAGMA user_version").fetchone()[0] == SCHEMA_VERSION - 1
+    assert db.execute("SELECT sql FROM sqlite_master ORDER BY name").fetchall() == before
+
+
+TESTED = {
+    2: test_migration_2_from_1_keeps_approvals_and_makes_old_claims_stuck,
+    3: test_migration_3_from_2_sizes_the_history_and_cuts_what_is_over_budget,
+}
+
+
+def test_every_migration_has_a_test_from_the_version_before() -> None:
+    # Version 1 is the first schema; a new migration is not done until it is here.
+    assert set(TESTED) == set(range(2, SCHEMA_VERSION + 1)) == set(sq.MIGRATIONS) - {1}

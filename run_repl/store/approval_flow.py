@@ -455,3 +455,24 @@ __all__ = [
     "save_interrupted",
     "store_runner",
 ]
+
+
+WATCH_INTERVAL_S = 0.05  # how often a store that cannot push changes is asked
+
+
+async def wait_for_approvals_change(store: Any, since: int, timeout_s: float) -> int:
+    """Wait until the approvals change (any process) or `timeout_s` passes; the new
+    version (== `since` on a timeout). A store with `wait_approvals_change` pushes
+    changes (PostgreSQL's LISTEN); others are asked every WATCH_INTERVAL_S."""
+    push = getattr(store, "wait_approvals_change", None)
+    if push is not None:
+        return int(await asyncio.to_thread(push, since, timeout_s))
+    deadline = time.monotonic() + timeout_s
+    while True:
+        version = await asyncio.to_thread(store.approvals_version)
+        if version != since:
+            return int(version)
+        left = deadline - time.monotonic()
+        if left <= 0:
+            return int(version)
+        await asyncio.sleep(min(WATCH_INTERVAL_S, left))

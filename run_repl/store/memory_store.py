@@ -72,6 +72,7 @@ class MemoryStore(ApprovalClaims):
         self._runs: dict[str, tuple[RunRecord, int]] = {}
         self._approvals: dict[str, PendingApproval] = {}
         self._consumed: dict[str, float] = {}
+        self._approvals_version = 0
         self._lock = threading.RLock()
 
     def close(self) -> None:
@@ -143,6 +144,12 @@ class MemoryStore(ApprovalClaims):
             rows = _Rows(self._approvals)
             yield rows
             self._approvals.update(rows.changes)
+            self._approvals_version += 1
+
+    def approvals_version(self) -> int:
+        """A number that grows with every change to the approvals."""
+        with self._lock:
+            return self._approvals_version
 
     def add_approvals(self, approvals: list[PendingApproval]) -> None:
         with self._approval_rows() as rows:

@@ -65,6 +65,11 @@ class ApprovalStore(Protocol):
 
     def recover_batch(self, approval_id: str, *, by: str) -> list[PendingApproval]: ...
 
+    def approvals_version(self) -> int:
+        """A number that grows with every change to the approvals, from any process
+        (an inbox or a waiting agent compares it with the one it last saw). A store
+        that can push changes also has `wait_approvals_change(since, timeout_s)`."""
+
 
 @runtime_checkable
 class Store(ResultStore, RunHistory, ApprovalStore, ContinuationStore, Protocol):

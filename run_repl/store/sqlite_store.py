@@ -176,7 +176,15 @@ def _v3(db: sqlite3.Connection) -> None:
     )
 
 
-MIGRATIONS: dict[int, Callable[[sqlite3.Connection], None]] = {1: _v1, 2: _v2, 3: _v3}
+def _v4(db: sqlite3.Connection) -> None:
+    """A counter every approval write bumps, so inboxes and waiting agents see changes."""
+    db.execute(
+        "CREATE TABLE approval_changes (one INTEGER PRIMARY KEY CHECK (one = 1), version INTEGER NOT NULL)"
+    )
+    db.execute("INSERT INTO approval_changes VALUES (1, 0)")
+
+
+MIGRATIONS: dict[int, Callable[[sqlite3.Connection], None]] = {1: _v1, 2: _v2, 3: _v3, 4: _v4}
 SCHEMA_VERSION = max(MIGRATIONS)
 
 
@@ -596,6 +604,13 @@ class SqliteStore(ApprovalClaims):
     def _approval_rows(self) -> Iterator[_Rows]:
         with self._tx(durable=True) as db:
             yield _Rows(db)
+            db.execute("UPDATE approval_changes SET version = version + 1")
+
+    def approvals_version(self) -> int:
+        """A number that grows with every change to the approvals (from any process)."""
+        return int(
+            self._read(lambda db: db.execute("SELECT version FROM approval_changes").fetchone()[0])
+        )
 
     def add_approvals(self, approvals: list[PendingApproval]) -> None:
         with self._approval_rows() as rows:

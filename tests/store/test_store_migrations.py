@@ -12,7 +12,7 @@ import pytest
 from run_repl.sandbox.result_store import page_of
 from run_repl.store import SqliteStore
 from run_repl.store import sqlite_store as sq
-from run_repl.store.records import continuation_batch
+from run_repl.store.records import PendingApproval, continuation_batch
 from run_repl.store.sqlite_store import DEFAULT_ENVELOPE_BYTES, PREVIEW_BYTES, SCHEMA_VERSION
 
 
@@ -120,9 +120,26 @@ def test_a_failing_migration_changes_nothing(
     assert db.execute("SELECT sql FROM sqlite_master ORDER BY name").fetchall() == before
 
 
+def test_migration_4_from_3_counts_approval_changes(tmp_path: Path) -> None:
+    db = at_version(tmp_path / "s.sqlite3", 3)
+    db.close()
+    store = SqliteStore(tmp_path / "s.sqlite3")
+    before = store.approvals_version()
+    store.add_approvals(
+        [
+            PendingApproval(
+                id="int_1", run_id="r", source="1", path="a.b", message="m", continuation="t"
+            )
+        ]
+    )
+    assert store.approvals_version() == before + 1
+    store.close()
+
+
 TESTED = {
     2: test_migration_2_from_1_keeps_approvals_and_makes_old_claims_stuck,
     3: test_migration_3_from_2_sizes_the_history_and_cuts_what_is_over_budget,
+    4: test_migration_4_from_3_counts_approval_changes,
 }
 
 

@@ -8,6 +8,7 @@ and which the parent checks every call against.
 
 from __future__ import annotations
 
+import difflib
 import functools
 import hashlib
 import inspect
@@ -257,33 +258,17 @@ def _digest(paths: list[str]) -> str:
 
 def did_you_mean(paths: list[str], wanted: str, limit: int = 3) -> list[str]:
     """Close host paths for a mistyped one: same parent first (case-insensitive,
-    small edit distance, substring), else where a member of that name lives."""
+    close spelling, substring), else where a member of that name lives. (The
+    guest's namespaces give the snippet these suggestions; this is the parent's
+    copy for a call that reached it anyway.)"""
     parent, _, name = wanted.rpartition(".")
     prefix = f"{parent}." if parent else ""
     lower = name.lower()
     siblings = sorted({p[len(prefix) :].split(".")[0] for p in paths if p.startswith(prefix)})
-    scored: list[tuple[int, str]] = []
-    for s in siblings:
-        sl = s.lower()
-        if sl == lower:
-            scored.append((0, prefix + s))
-            continue
-        d = _levenshtein(sl, lower)
-        if d <= (1 if len(lower) < 5 else 2):
-            scored.append((d, prefix + s))
-        elif len(lower) >= 3 and (lower in sl or sl in lower):
-            scored.append((10, prefix + s))
-    out = [p for _, p in sorted(scored)][:limit]
+    by_lower = {s.lower(): s for s in siblings}
+    close = difflib.get_close_matches(lower, list(by_lower), n=limit, cutoff=0.75)
+    close += [s for s in by_lower if len(lower) >= 3 and (lower in s or s in lower)]
+    out = list(dict.fromkeys(prefix + by_lower[c] for c in close))[:limit]
     if not out:
         out = [p for p in paths if p.rsplit(".", 1)[-1].lower() == lower][:limit]
     return out
-
-
-def _levenshtein(a: str, b: str) -> int:
-    prev = list(range(len(b) + 1))
-    for i, ca in enumerate(a, 1):
-        cur = [i]
-        for j, cb in enumerate(b, 1):
-            cur.append(min(prev[j] + 1, cur[j - 1] + 1, prev[j - 1] + (ca != cb)))
-        prev = cur
-    return prev[-1]

@@ -273,3 +273,14 @@ async def test_map_round_trips_through_host() -> None:
     )
     assert result.value == [True, "a"]
     assert isinstance(seen[0], JSMap)
+
+
+def test_the_parents_did_you_mean_matches_the_guests() -> None:
+    from run_repl.sandbox.host_functions import did_you_mean
+
+    paths = ["store.listOrders", "store.getOrder", "crm.getAccount"]
+    assert did_you_mean(paths, "store.listOrder") == ["store.listOrders"]
+    assert did_you_mean(paths, "store.LISTORDERS") == ["store.listOrders"]
+    assert did_you_mean(paths, "store.getAccount") == ["crm.getAccount"]  # where it lives
+    assert did_you_mean(paths, "strore") == ["store"]
+    assert did_you_mean(paths, "store.zzz") == []

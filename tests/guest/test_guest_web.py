@@ -587,7 +587,9 @@ def test_hostile_proxies_and_getters_give_clean_results_or_errors(web):
     assert out["formatToString"] == ["error", "Error"]  # Node also calls a user toString for %s
     assert out["cloneHostile"] == ["error", "Error"]
     assert out["cloneGetter"] == ["error", "RangeError"]
-    assert out["cloneEndless"][0] in {"ok", "error"}
+    # Node refuses any proxy (DataCloneError); QuickJS cannot tell a proxy, so the copy is its
+    # own enumerable data (here none), and the endless prototype chain is never walked.
+    assert out["cloneEndless"] == ["ok", "object"]
     assert out["cloneLiar"] == ["ok", '{"a":1}']
     for key in (
         "urlHostile",
@@ -599,7 +601,7 @@ def test_hostile_proxies_and_getters_give_clean_results_or_errors(web):
         "decoderOptions",
     ):
         assert out[key][0] == "error", key
-    assert out["paramsLiar"][0] in {"ok", "error"}
+    assert out["paramsLiar"] == ["ok", "object"]  # as in Node: a=1, the ghost key has no value
     assert out["decodeHostile"] == ["error", "TypeError"]
     # The context is still healthy afterwards.
     assert run(web, "return inspect({ fine: true })") == "{ fine: true }"

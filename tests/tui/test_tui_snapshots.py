@@ -72,7 +72,9 @@ def test_after_a_run_with_a_paged_value(stable: Path, snap_compare: Any) -> None
 
 
 def test_approval_pending(stable: Path, snap_compare: Any) -> None:
-    source = "const drafts = await documents.listDrafts()\nreturn await documents.publish(drafts[0].id)"
+    source = (
+        "const drafts = await documents.listDrafts()\nreturn await documents.publish(drafts[0].id)"
+    )
 
     async def run_before(pilot: Any) -> None:
         await finish(pilot, source, lambda app: app.query_one(ApprovalPrompt).current is not None)

@@ -249,44 +249,16 @@ function describeThrown(err) {
 }
 
 // ---------------------------------------------------------------- base64
-const B64 = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/";
-const B64_INDEX = new RealUint8Array(128);
-for (let i = 0; i < 64; i++) B64_INDEX[call(charCodeAt, B64, i)] = i;
+// QuickJS-ng's own (TC39 Uint8Array base64), captured before the snippet can touch them.
+const uint8ToBase64 = RealUint8Array.prototype.toBase64;
+const uint8FromBase64 = RealUint8Array.fromBase64;
 
 function bytesToBase64(bytes) {
-  const parts = [];
-  let chunk = "";
-  const n = bytes.length;
-  let i = 0;
-  for (; i + 2 < n; i += 3) {
-    const v = (bytes[i] << 16) | (bytes[i + 1] << 8) | bytes[i + 2];
-    chunk += B64[v >> 18] + B64[(v >> 12) & 63] + B64[(v >> 6) & 63] + B64[v & 63];
-    if (chunk.length >= 8192) { call(arrayPush, parts, chunk); chunk = ""; }
-  }
-  if (i < n) {
-    const v = (bytes[i] << 16) | ((i + 1 < n ? bytes[i + 1] : 0) << 8);
-    chunk += B64[v >> 18] + B64[(v >> 12) & 63] + (i + 1 < n ? B64[(v >> 6) & 63] : "=") + "=";
-  }
-  call(arrayPush, parts, chunk);
-  return call(arrayJoin, parts, "");
+  return call(uint8ToBase64, bytes);
 }
 
 function base64ToBytes(text) {
-  let len = text.length;
-  while (len > 0 && text[len - 1] === "=") len--;
-  const out = new RealUint8Array(mathFloor((len * 3) / 4));
-  let o = 0;
-  for (let i = 0; i < len; i += 4) {
-    const a = B64_INDEX[call(charCodeAt, text, i)];
-    const b = B64_INDEX[call(charCodeAt, text, i + 1)];
-    const c = i + 2 < len ? B64_INDEX[call(charCodeAt, text, i + 2)] : 0;
-    const d = i + 3 < len ? B64_INDEX[call(charCodeAt, text, i + 3)] : 0;
-    const v = (a << 18) | (b << 12) | (c << 6) | d;
-    if (o < out.length) out[o++] = v >> 16;
-    if (o < out.length) out[o++] = (v >> 8) & 255;
-    if (o < out.length) out[o++] = v & 255;
-  }
-  return out;
+  return call(uint8FromBase64, RealUint8Array, text);
 }
 
 // ---------------------------------------------------------------- brands

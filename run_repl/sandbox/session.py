@@ -208,6 +208,8 @@ class RunSession:
             "stack_bytes": limits.stack_bytes,
             "timeout_ms": limits.timeout_ms,
             "max_value_bytes": limits.max_value_bytes,
+            "max_argument_bytes": limits.max_host_argument_bytes,
+            "max_argument_bytes_per_run": limits.max_host_argument_bytes_per_run,
             "guest": json.dumps(
                 {
                     "namespaces": self.manifest.tree,
@@ -540,9 +542,12 @@ class RunSession:
         ctx = HostFunctionContext(shown, self.logical_run_id, seq, args, self.cancelled, resume)
         entry.args_wire = wire  # kept past the call only if its result makes handles
         self.running += 1
-        self.tasks[seq] = self.loop.create_task(
+        task = self.loop.create_task(
             self._serve(fn, on_handle, ctx, record, entry), context=bind(ctx)
         )
+        self.tasks[seq] = task
+        # A finished call leaves the table: its task's context holds the call's arguments.
+        task.add_done_callback(lambda t, seq=seq: self.tasks.pop(seq, None))
 
     async def _serve(
         self,

@@ -232,10 +232,18 @@ class Worker:
     # -- the guest's one door to Python; it must never raise
     def bridge(
         self, kind: str, a: object = None, b: object = None, c: object = None, d: object = None
-    ) -> None:
+    ) -> str | None:
         f = self.f
         try:
             if kind == "call":
+                # Arguments are bounded here, where counting UTF-8 bytes is cheap: a
+                # refused call is never sent, and the guest is told why.
+                size = len(str(d).encode("utf-8", "surrogatepass"))
+                if size > self.max_argument_bytes:
+                    return f"call:{size}"
+                if self.argument_bytes + size > self.max_argument_bytes_per_run:
+                    return f"run:{self.argument_bytes}"
+                self.argument_bytes += size
                 self.calls_made += 1
                 _OUTBOX.add_frame(f.host_call_frame(int(a), str(b), str(c), str(d)))  # type: ignore[arg-type]
             elif kind == "refused":
@@ -359,6 +367,9 @@ class Worker:
             os._exit(65)
         job = json.loads(payload)
         self.max_value_bytes = int(job["max_value_bytes"])
+        self.max_argument_bytes = int(job["max_argument_bytes"])
+        self.max_argument_bytes_per_run = int(job["max_argument_bytes_per_run"])
+        self.argument_bytes = 0
         _apply_os_limits(int(job["memory_bytes"]), int(job["timeout_ms"]))
         self.rss_at_start = _reset_peak_rss()
         _OUTBOX.activate()

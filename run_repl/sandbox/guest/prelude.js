@@ -743,7 +743,6 @@ function userSite() {
 // Every call the snippet attempts gets the next number, run or refused, so the
 // audit lists them in order; a replay numbers them the same way.
 let callSeq = 0;
-let argumentBytes = 0;  // sent to the host so far in this run
 
 function refused(id, path, err) {
   // The parent records a refused call too (it never ran); past the call budget,
@@ -784,25 +783,21 @@ function hostCall(path, args) {
     throw e;  // a getter of the snippet's own threw while we read the arguments
   }
   const text = wire[1];
-  // UTF-8 takes at least one byte per UTF-16 unit and at most three: count only when it matters.
-  const size = text.length * 3 <= config.maxArgumentBytes ? text.length : utf8Length(text);
-  if (size > config.maxArgumentBytes) {
-    return refused(id, path, makeError("RUN_ARGUMENT_TOO_LARGE",
-      "Arguments to " + path + "() are " + size + " bytes as JSON, over max_host_argument_bytes (" + config.maxArgumentBytes + "): the host function was not called.",
+  // The worker counts the bytes (natively) and refuses a call over the per-call
+  // limit or the run's budget: then nothing was sent.
+  const verdict = post("call", id, path, wire[0], text);
+  if (typeof verdict === "string") {
+    const parts = call(stringSplit, verdict, ":");
+    return refused(id, path, makeError("RUN_ARGUMENT_TOO_LARGE", parts[0] === "call"
+      ? "Arguments to " + path + "() are " + parts[1] + " bytes as JSON, over max_host_argument_bytes (" + config.maxArgumentBytes + "): the host function was not called."
+      : "This run has sent " + parts[1] + " bytes of arguments; " + path + "() would pass max_host_argument_bytes_per_run (" + config.maxArgumentBytesPerRun + "), so it was not called.",
       { path, site }));
   }
-  if (argumentBytes + size > config.maxArgumentBytesPerRun) {
-    return refused(id, path, makeError("RUN_ARGUMENT_TOO_LARGE",
-      "This run has sent " + argumentBytes + " bytes of arguments; " + path + "() would pass max_host_argument_bytes_per_run (" + config.maxArgumentBytesPerRun + "), so it was not called.",
-      { path, site }));
-  }
-  argumentBytes += size;
   callsStarted++;
   callsInFlight++;
   let resolve, reject;
   const promise = new HostCall((res, rej) => { resolve = res; reject = rej; });
   call(mapSet, calls, id, { path, resolve, reject, promise, site, settled: false });
-  post("call", id, path, wire[0], text);
   return promise;
 }
 

@@ -33,7 +33,11 @@ async def main() -> None:
     await runner.run("1")
     print(f"parent RSS at start: {peak_mb():.0f} MB")
     scenarios = [
-        ("20 MB argument, resent until refused", "const s = 'x'.repeat(20e6); for (;;) await app.sink(s)", 1),
+        (
+            "20 MB argument, resent until refused",
+            "const s = 'x'.repeat(20e6); for (;;) await app.sink(s)",
+            1,
+        ),
         (
             "1 MiB arguments until the per-run budget",
             "const s = 'x'.repeat((1 << 20) - 8); for (;;) await app.sink(s)",

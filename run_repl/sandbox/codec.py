@@ -283,7 +283,9 @@ class _Encoder:
     def enc(self, v: Any, holder: Any, key: Any) -> Any:
         t = type(v)
         if self.max_bytes is not None:
-            self.grow(len(v) + 3 if t is str else 4)
+            # Never more than the text will take (a string's quotes, one byte for the rest),
+            # so a value at the budget is never refused by the estimate.
+            self.grow(len(v) + 2 if t is str else 1)
         if t is str or v is None or t is bool:
             return v
         if t is int:
@@ -488,6 +490,8 @@ def encode(value: Any, *, max_bytes: int | None = None, handles: HandleTable | N
     Raises CodecError, naming the path, for what JavaScript cannot hold, and
     HostResultTooLarge when the text would be over `max_bytes`. With `handles`,
     instances of @handle classes become handles registered there."""
+    if max_bytes is not None:
+        _refuse_if_clearly_over(value, max_bytes)
     enc = _Encoder(max_bytes, handles)
     top: list[Any] = [None]
     try:
@@ -504,6 +508,28 @@ def encode(value: Any, *, max_bytes: int | None = None, handles: HandleTable | N
     mode = "R" if enc.refs else ("T" if enc.tagged else "J")
     # ASCII (json's default) keeps lone surrogates and NULs safe on their way into QuickJS.
     return mode + text
+
+
+SAMPLE_ITEMS = 256  # of a long list, encoded to estimate the whole
+
+
+def _refuse_if_clearly_over(value: Any, max_bytes: int) -> None:
+    """A long list (or an object's long list) far over the budget is refused from a
+    sample of its items, in a millisecond, before the encoder walks it item by item."""
+    lists = [("$", value)] if isinstance(value, list) else []
+    if isinstance(value, dict):
+        lists = [(f"$.{k}", v) for k, v in value.items() if isinstance(v, list)]
+    for path, items in lists:
+        if len(items) <= SAMPLE_ITEMS * 4:
+            continue
+        step = len(items) // SAMPLE_ITEMS
+        try:
+            sample = encode(items[::step][:SAMPLE_ITEMS])
+        except CodecError:
+            return  # the full encode says what is wrong, and where
+        estimate = (len(sample) - 2) / SAMPLE_ITEMS * len(items)
+        if estimate > 2 * max_bytes:
+            raise HostResultTooLarge(max_bytes, path)
 
 
 def preview(value: Any, limit: int = 160) -> str:

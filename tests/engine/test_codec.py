@@ -733,3 +733,16 @@ def test_encode_output_is_pure_ascii() -> None:
     assert back["\ud800"] == value["\ud800"]
     assert back["nested"]["ключ"] == {"値": "中文"}
     assert back["err"] == value["err"] and back["re"] == value["re"] and back["set"] == value["set"]
+
+
+def test_a_long_list_far_over_the_budget_is_refused_from_a_sample() -> None:
+    from run_repl.sandbox.errors import HostResultTooLarge
+
+    rows = [{"id": i, "name": "n" * 40} for i in range(200_000)]
+    with pytest.raises(HostResultTooLarge) as refused:
+        encode({"rows": rows, "count": 200_000}, max_bytes=1 << 20)
+    assert refused.value.path == "$.rows"
+    # Near the budget, the sample decides nothing: the real size does.
+    small = [{"id": i} for i in range(5_000)]
+    text = encode(small, max_bytes=len(encode(small)))
+    assert text.startswith("J[")

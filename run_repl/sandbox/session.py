@@ -26,7 +26,8 @@ from .approval import ApprovalPolicy
 from .channel import WorkerChannel
 from .context import CancelledFlag, HostFunctionContext, Resume, bind
 from .errors import ErrorCode
-from .handles import HandleMismatch, HandleRef, HandleTable, handle_member, split_handle_path
+from .handle_calls import HandleCalls, HandleProblem
+from .handles import HandleTable, split_handle_path
 from .host_call import (
     PREVIEW_TEXT_LIMIT,
     CallOutcome,
@@ -34,8 +35,9 @@ from .host_call import (
     HostCallRunner,
     HostErrorInfo,
     ResumeGuard,
+    failed,
 )
-from .host_functions import HostFunction, HostManifest, did_you_mean, is_async_callable
+from .host_functions import HostFunction, HostManifest, did_you_mean
 from .limits import Limits, near_memory_limit
 from .replay import (
     Answer,
@@ -44,7 +46,6 @@ from .replay import (
     ReplayCursor,
     ReplayPlan,
     args_digest,
-    handle_maker,
 )
 from .result import CallRecord, LogLine
 from .worker_pool import WorkerPool, WorkerProcess
@@ -129,7 +130,6 @@ class RunSession:
         self.value_chunks: list[str] = []
         self.host_errors: dict[int, HostErrorInfo] = {}
         self.handles = HandleTable()
-        self.remaking: dict[int, asyncio.Task[None]] = {}
         if replay is not None:
             for recorded in replay.entries:
                 self.handles.labels.update(recorded.handles)
@@ -160,6 +160,13 @@ class RunSession:
             resume_guard=self.resume_guard,
             max_result_bytes=self.limits.max_host_result_bytes,
             max_sync_in_flight=self.limits.max_sync_calls_in_flight,
+        )
+        plan = self.replay.plan
+        self.handle_calls = HandleCalls(
+            self.handles,
+            self.manifest,
+            self.host_calls,
+            lambda: [*self.ledger.values(), *(plan.entries if plan else ())],
         )
         if self.cancel is not None and self.cancel.is_set():
             return self._complete(
@@ -500,7 +507,7 @@ class RunSession:
             self._finish_live(
                 record,
                 entry,
-                _refusal(ErrorCode.RUN_UNKNOWN_MEMBER, f"The host has no {path}."),
+                failed(ErrorCode.RUN_UNKNOWN_MEMBER, f"The host has no {path}."),
             )
             record.error_message = (
                 "unknown path; did you mean "
@@ -511,7 +518,7 @@ class RunSession:
             self._finish_live(
                 record,
                 entry,
-                _refusal(
+                failed(
                     ErrorCode.RUN_ARGUMENT_NOT_CLONEABLE,
                     f"The arguments to {path}() could not be read.",
                 ),
@@ -562,16 +569,16 @@ class RunSession:
         try:
             try:
                 if on_handle is not None:
-                    fn = await self._handle_function(on_handle[0], on_handle[1], ctx.path)
-                if entry.args_wire is not None and _HANDLE_TAG in entry.args_wire:
-                    await self._resolve_handle_refs(ctx.args)
+                    fn = await self.handle_calls.function(*on_handle, ctx.path)
+                if entry.args_wire is not None:
+                    await self.handle_calls.resolve_arguments(ctx.args, entry.args_wire)
                 assert fn is not None
                 outcome = await self.host_calls.run(fn, ctx, self.handles)
             except GuardRefused as refused:
                 self._refused_by_guard(record, str(refused))
                 return
             except HandleProblem as problem:
-                self._finish_live(record, entry, _refusal(problem.code, problem.message))
+                self._finish_live(record, entry, failed(problem.code, problem.message))
                 return
             if outcome.interrupted:
                 entry.by_policy = outcome.by_policy or entry.by_policy
@@ -580,84 +587,6 @@ class RunSession:
                 self._finish_live(record, entry, outcome)
         finally:
             self.running -= 1
-
-    # ------------------------------------------------------------ handles
-    async def _handle_function(self, hid: int, member_path: str, shown: str) -> HostFunction:
-        obj = await self._handle_object(hid)
-        fn = handle_member(obj, member_path)
-        if fn is None:
-            raise HandleProblem(
-                ErrorCode.RUN_UNKNOWN_MEMBER,
-                f"The handle {self.handles.label(hid)} has no method {member_path}.",
-            )
-        return HostFunction(
-            shown,
-            fn,
-            is_async_callable(fn),
-            getattr(fn, "__run_repl_approval__", None),
-            getattr(fn, "__run_repl_cli__", None),
-        )
-
-    async def _handle_object(self, hid: int) -> Any:
-        if hid not in self.handles.objects:
-            if hid not in self.remaking:
-                self.remaking[hid] = self.loop.create_task(self._remake(hid))
-            await asyncio.shield(self.remaking[hid])
-        return self.handles.objects[hid]
-
-    async def _remake(self, hid: int) -> None:
-        """On resume, a handle made before the run paused: call again the function
-        that made it, and take the handles its result makes as the record's ids."""
-        plan = self.replay.plan
-        known = [*self.ledger.values(), *(plan.entries if plan else ())]
-        maker = handle_maker(known, hid)
-        if maker is None or maker.args_wire is None:
-            raise HandleProblem(
-                ErrorCode.RUN_ARGUMENT_NOT_CLONEABLE, f"handle #{hid} is not from this run"
-            )
-        on_handle = split_handle_path(maker.path)
-        label = self.handles.label(hid).split("(…)", 1)[0]
-        if on_handle is not None:
-            fn = await self._handle_function(*on_handle, label)
-        else:
-            found = self.manifest.functions.get(maker.path)
-            if found is None:
-                raise HandleProblem(ErrorCode.RUN_REPLAY_MISMATCH, f"{maker.path}() is gone")
-            fn = found
-        args = codec.decode(maker.args_wire)
-        if _HANDLE_TAG in maker.args_wire:
-            await self._resolve_handle_refs(args)
-        result = await self.host_calls.remake(fn, args)
-        self.handles.expected = list(maker.handles)
-        try:
-            made = self.host_calls.encode_result(result, label, self.handles)[1]
-        except HandleMismatch as exc:
-            raise HandleProblem(ErrorCode.RUN_REPLAY_MISMATCH, str(exc)) from None
-        finally:
-            self.handles.expected = None
-        if set(made) != set(maker.handles):
-            raise HandleProblem(
-                ErrorCode.RUN_REPLAY_MISMATCH,
-                f"{label}() made other handles on resume than it did the first time",
-            )
-        self.handles.labels.update(maker.handles)
-
-    async def _resolve_handle_refs(self, args: list[Any]) -> None:
-        """Arguments with handles in them: each handle becomes its object, in place
-        (shared parts and cycles stay as they are)."""
-        seen: set[int] = set()
-        stack: list[Any] = [args]
-        while stack:
-            node = stack.pop()
-            if id(node) in seen:
-                continue
-            seen.add(id(node))
-            slots = enumerate(node) if isinstance(node, list) else node.items()
-            for key, value in list(slots):
-                if isinstance(value, HandleRef):
-                    node[key] = await self._handle_object(value.id)
-                elif isinstance(value, list | dict):
-                    stack.append(value)
 
     def _refused_by_guard(self, record: CallRecord, why: str) -> None:
         if record.ok is None:
@@ -780,25 +709,6 @@ class RunSession:
         channel.send(data)
         if not self.replay.waiting:
             channel.spin()
-
-
-class HandleProblem(Exception):
-    """A call on (or with) a handle that cannot be served."""
-
-    def __init__(self, code: ErrorCode, message: str) -> None:
-        super().__init__(message)
-        self.code = code
-        self.message = message
-
-
-# How a handle looks in a wire text (the guest writes the tag's NUL as an escape).
-_HANDLE_TAG = '"\\u0000":"h"'
-
-
-def _refusal(code: ErrorCode, message: str) -> CallOutcome:
-    from .host_call import failed
-
-    return failed(code, message)
 
 
 def _args_preview(wire: str, args: Any, limit: int = 160) -> str:

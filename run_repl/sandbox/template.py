@@ -1,8 +1,8 @@
 """The template process (a zygote): every run's worker is forked from it.
 
 Started once per pool as `python -I -S template.py ...`, it loads what a run
-needs (the QuickJS binding, the frame code, the confinement layers), builds
-one QuickJS context with the guest runtime
+needs (the QuickJS binding, the frame code, tree-sitter for stripping, the
+confinement layers), builds one QuickJS context with the guest runtime
 evaluated, and waits. For each run the parent hands it the run's two pipes
 over a Unix socket (`socket.send_fds`, as multiprocessing's forkserver does);
 it forks a child, which confines itself, says READY on its pipe and serves
@@ -49,6 +49,7 @@ FAILED = ord("X")
 FORKED = ord("P")
 EXITED = ord("E")
 PARENT_WATCH_S = 1.0  # how often an idle template checks that its parent lives
+WARM_UP = "type Row = { id: number }\nconst rows: Row[] = [{ id: 1 }]\nrows.length as number"
 
 
 class Template:
@@ -58,6 +59,7 @@ class Template:
         self, control: socket.socket, parent_pid: int, stderr: int, options: list[str]
     ) -> None:
         from .confine import Confinement
+        from .source import prepare_source
         from .worker import Worker, become_worker
 
         self.control = control
@@ -67,7 +69,9 @@ class Template:
         self.become_worker = become_worker
         self.confinement = Confinement(skip=_skipped(options))
         self.worker = Worker(self.confinement, "fork", probe="--probe" in options)
-        # Warm what each child would otherwise build: the guest's first snippet.
+        # Warm what each child would otherwise build: the parser, the queries'
+        # first run, the guest's first snippet.
+        prepare_source.__wrapped__(WARM_UP)
         self.worker.ctx.eval("(async function () { return 1 + 1 })")
         self.children: set[int] = set()
         self.inbox = bytearray()

@@ -4,14 +4,16 @@ A worker is a child forked from the template process (`template.py`), whose
 guest runtime is already evaluated, or, where fork is unavailable, a process
 started for one run. Either way it is confined (`confine.py`) before it reads
 its job; when the job comes it takes the run's OS limits and its system-call
-allow-list, runs the snippet, reports and exits.
+allow-list, strips the snippet's TypeScript (inside the run's deadline, and
+inside the walls: tree-sitter parses hostile text here, never in the parent),
+runs it, reports and exits.
 
 A crash here (even inside QuickJS) ends this process only; the parent turns
 that into RUN_WORKER_CRASHED.
 
-Imports only the standard library, the binding's C module and the engine's
-stdlib-only modules, so the template loads it without the package (see
-`template.py`).
+Imports only the standard library, the binding's C module, tree-sitter (for
+stripping) and the engine's stdlib-only modules, so the template loads it
+without the package (see `template.py`).
 """
 
 from __future__ import annotations
@@ -31,6 +33,8 @@ import _quickjs
 
 from . import frames
 from .confine import Confinement, probe_walls
+from .errors import TypeScriptSyntaxError
+from .source import PreparedSource, prepare_source
 
 _OUT = 1
 _IN = 0
@@ -368,6 +372,38 @@ class Worker:
             else:
                 self.fail_from_python("RUN_EXCEPTION", "InternalError", text.split("\n", 1)[0])
 
+    def prepare(self, source: str) -> PreparedSource:
+        """Strip and wrap the snippet here, and tell the parent what came of it (it
+        maps positions back to the user's text); a syntax error ends the run."""
+        f = self.f
+        try:
+            prepared = prepare_source(source)
+        except TypeScriptSyntaxError as exc:
+            self.fail_from_python(
+                "RUN_SYNTAX_ERROR",
+                "SyntaxError",
+                f"SyntaxError: {exc.message}",
+                line=exc.line,
+                column=exc.column,
+            )
+            self.exit()
+        except MemoryError:
+            self.fail_from_python(
+                "RUN_MEMORY_EXCEEDED",
+                "InternalError",
+                "The sandbox ran out of memory while reading the snippet's TypeScript.",
+            )
+            self.exit()
+        except Exception as exc:  # a bug in stripping: say so, never hang
+            self.fail_from_python(
+                "RUN_INTERNAL_ERROR",
+                "InternalError",
+                f"Stripping the snippet's types failed: {type(exc).__name__}: {exc}",
+            )
+            self.exit()
+        _write(f.prepared_frame(prepared.to_wire(), prepared.code))
+        return prepared
+
     def serve(self) -> None:
         """Say READY, take one job, run it to its end, and exit."""
         f = self.f
@@ -393,11 +429,12 @@ class Worker:
             value = json.dumps(probe_walls(_OUTBOX.parent_pid, self.confinement.rlimits))
             _write(f.frame(f.Kind.DONE, json.dumps(report).encode() + b"\n" + value.encode()))
             self.exit()
+        prepared = self.prepare(job["source"])
         self.dispatch("configure", job["guest"])
         self.ctx.set_max_stack_size(int(job["stack_bytes"]))
         self.ctx.set_memory_limit(int(job["memory_bytes"]))
         try:
-            fn = self.ctx.eval(job["code"])
+            fn = self.ctx.eval(prepared.code)
         except self.q.JSException as exc:
             text = str(exc)
             if "out of memory" in text:

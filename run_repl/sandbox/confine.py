@@ -18,8 +18,9 @@ worker), before any guest code:
                   signal sent outside the worker (Linux 5.13+, by ABI)
     rlimits       memory, CPU time, file size, open files, processes
     seccomp       an allow-list of the few system calls a run needs (no open,
-                  socket, connect, execve, fork or clone, ptrace, kill,
-                  executable memory); anything else fails with EPERM
+                  socket, connect, execve, fork or clone of a process (threads
+                  only), ptrace, kill, executable memory); anything else fails
+                  with EPERM
 
 Only the standard library (and, where installed, the `pyseccomp` binding over
 the system's libseccomp), so the template process can load it without the
@@ -29,6 +30,7 @@ each child with one system call.
 
 from __future__ import annotations
 
+import _thread
 import ctypes
 import errno
 import fcntl
@@ -46,6 +48,7 @@ LAYERS = ("fds", "env", "no_new_privs", "capabilities", "landlock", "rlimits", "
 
 # prctl(2) and friends (Linux)
 _PR_SET_PDEATHSIG = 1
+_PR_SET_NAME = 15
 _PR_SET_NO_NEW_PRIVS = 38
 _PR_CAP_AMBIENT = 47
 _PR_CAP_AMBIENT_CLEAR_ALL = 4
@@ -105,6 +108,7 @@ _ALLOWED_SYSCALLS = (
     "exit_group",
 )
 _PROT_EXEC = 0x4
+_CLONE_THREAD = 0x10000
 
 
 def _libc() -> Any:
@@ -148,6 +152,14 @@ def seccomp_program() -> tuple[bytes, int] | None:
         # Memory, but never executable memory: no shellcode, even with a bug.
         for name in ("mmap", "mprotect"):
             filt.add_rule(sc.ALLOW, name, sc.Arg(2, sc.MASKED_EQ, _PROT_EXEC, 0))
+        # Threads (the worker's flusher may start after the walls), never processes:
+        # clone only with CLONE_THREAD; clone3 (whose flags seccomp cannot see)
+        # says ENOSYS, so glibc falls back to clone.
+        filt.add_rule(sc.ALLOW, "clone", sc.Arg(0, sc.MASKED_EQ, _CLONE_THREAD, _CLONE_THREAD))
+        try:
+            filt.add_rule(sc.ERRNO(errno.ENOSYS), "clone3")
+        except (OSError, ValueError, RuntimeError):
+            pass
         read_fd, write_fd = os.pipe()
         try:
             with os.fdopen(write_fd, "wb") as out:
@@ -209,6 +221,11 @@ class Confinement:
         return [layer for layer in LAYERS if layer in out]
 
     # ------------------------------------------------------------ before the job
+    def name_process(self, name: str) -> None:
+        """What `ps` and `top` show for this process (Linux: 15 bytes at most)."""
+        if self.libc is not None:
+            self.libc.prctl(_PR_SET_NAME, ctypes.c_char_p(name.encode()[:15]), 0, 0, 0)
+
     def die_with_parent(self, parent_pid: int) -> None:
         """SIGKILL this process when the process that forked it ends (Linux)."""
         if self.libc is not None:
@@ -273,7 +290,8 @@ class Confinement:
 
     # ------------------------------------------------------------ with the job
     def lock(self, memory_bytes: int, timeout_ms: int) -> None:
-        """The run's OS limits, then the system-call allow-list (for every thread)."""
+        """The run's OS limits, then the system-call allow-list (for every thread
+        there is, and every thread started later)."""
         if apply_rlimits(memory_bytes, timeout_ms):
             self.layers.append("rlimits")
         # Read back while getrlimit is still allowed (for the test probe).
@@ -369,6 +387,12 @@ def probe_walls(parent_pid: int, rlimits: dict[str, int]) -> dict[str, str]:
     def executable_memory() -> None:
         mmap.mmap(-1, 4096, prot=mmap.PROT_READ | mmap.PROT_EXEC).close()
 
+    def thread() -> None:  # what the worker itself needs: allowed
+        done = _thread.allocate_lock()
+        done.acquire()
+        _thread.start_new_thread(done.release, ())
+        done.acquire()
+
     open_fds = []
     for fd in range(64):
         try:
@@ -385,6 +409,7 @@ def probe_walls(parent_pid: int, rlimits: dict[str, int]) -> dict[str, str]:
         "fork": attempt(fork),
         "signal_parent": attempt(signal_parent),
         "executable_memory": attempt(executable_memory),
+        "thread": attempt(thread),
         "open_fds": ",".join(open_fds),
         "environment": ",".join(sorted(os.environ)),
         **{f"rlimit_{name}": str(value) for name, value in rlimits.items()},

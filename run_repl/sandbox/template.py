@@ -68,6 +68,7 @@ class Template:
         self.stderr = stderr
         self.become_worker = become_worker
         self.confinement = Confinement(skip=_skipped(options))
+        self.confinement.name_process("run-repl-tmpl")
         self.worker = Worker(self.confinement, "fork", probe="--probe" in options)
         # Warm what each child would otherwise build: the parser, the queries'
         # first run, the guest's first snippet.

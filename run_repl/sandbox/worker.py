@@ -103,24 +103,28 @@ class _Outbox:
         self.kind = 0
         self.parent_pid = 0
         self.active = False
-        self.running = _thread.allocate_lock()  # held until the flusher has started
+        self.started = False
 
-    def start(self, parent_pid: int) -> None:
-        """Start the flusher, which also watches the parent: if it dies, so does
-        this worker (within LIFELINE_S, even while QuickJS spins)."""
+    def start(self, parent_pid: int, *, eager: bool) -> None:
+        """Watch the parent, and flush what waits while the guest computes.
+
+        A spawned worker starts its flusher now: it is also the watch on the
+        parent (if it dies, so does this worker, within LIFELINE_S, even while
+        QuickJS spins). A child of the template dies with it (PR_SET_PDEATHSIG),
+        so it starts the flusher only when something first waits to be sent: a
+        run that neither logs nor calls never pays for a second thread."""
         self.parent_pid = parent_pid
         if os.getppid() != parent_pid:
             os._exit(70)
-        # Not threading.Thread: its start() waits until the thread runs, a
-        # scheduler round trip this process has no need to wait for.
-        self.running.acquire()
-        _thread.start_new_thread(self._flusher, ())
+        if eager:
+            self._start_flusher()
 
-    def wait_started(self) -> None:
-        """Block until the flusher thread runs: a thread that starts later would
-        meet the system-call allow-list while glibc sets it up."""
-        self.running.acquire()
-        self.running.release()
+    def _start_flusher(self) -> None:
+        if not self.started:
+            self.started = True
+            # Not threading.Thread: its start() waits until the thread runs, a
+            # scheduler round trip this process has no need to wait for.
+            _thread.start_new_thread(self._flusher, ())
 
     def connect(self, frame: Any, kind: int) -> None:
         self.frame = frame
@@ -136,6 +140,7 @@ class _Outbox:
     def _mark(self) -> None:
         if not self.lines and not self.frames:
             self.first_at = time.monotonic()
+            self._start_flusher()
 
     def add_line(self, level: int, text: str) -> None:
         with self.lock:
@@ -177,7 +182,6 @@ class _Outbox:
             _write_raw(data)
 
     def _flusher(self) -> None:
-        self.running.release()
         # An idle spare sleeps (it must not wake the machine); during a run,
         # whatever has waited LATENCY_S goes out.
         while True:
@@ -420,7 +424,6 @@ class Worker:
         self.argument_bytes = 0
         # The last walls, now that the job says how high: nothing below may open a
         # file, a socket or a process.
-        _OUTBOX.wait_started()
         self.confinement.lock(int(job["memory_bytes"]), int(job["timeout_ms"]))
         self.rss_at_start = _reset_peak_rss()
         _OUTBOX.activate()
@@ -503,6 +506,7 @@ def become_worker(
     serving its one job. Never returns."""
     try:
         confinement = worker.confinement
+        confinement.name_process("run-repl-worker")
         if die_with_parent:
             confinement.die_with_parent(parent_pid)
         keep = {_IN: stdin, _OUT: stdout, _ERR: stderr}
@@ -518,7 +522,7 @@ def become_worker(
         confinement.seal(keep)
         # Stray prints must never corrupt the frame stream on stdout.
         sys.stdout = sys.stderr
-        _OUTBOX.start(parent_pid)
+        _OUTBOX.start(parent_pid, eager=not die_with_parent)
         worker.serve()
     except BaseException:
         traceback.print_exc()  # to the template's stderr when RUN_REPL_WORKER_STDERR is set

@@ -59,6 +59,7 @@ async def test_a_worker_can_open_connect_or_start_nothing(mode: str) -> None:
     for attempt, blockers in BLOCKED_BY.items():
         if blockers & set(layers):
             assert found[attempt].startswith("denied"), (attempt, found[attempt])
+    assert found["thread"] == "allowed"  # what the worker itself needs
     assert found["open_fds"] == "0,1,2,3,4"  # the two pipes, stderr, two /proc/self files
     assert found["environment"] == ""
     assert found["rlimit_fsize"] == "0"

@@ -522,7 +522,8 @@ def become_worker(
         confinement.seal(keep)
         # Stray prints must never corrupt the frame stream on stdout.
         sys.stdout = sys.stderr
-        _OUTBOX.start(parent_pid, eager=not die_with_parent)
+        # PR_SET_PDEATHSIG is Linux's: elsewhere the flusher is the watch, from the start.
+        _OUTBOX.start(parent_pid, eager=not (die_with_parent and confinement.linux))
         worker.serve()
     except BaseException:
         traceback.print_exc()  # to the template's stderr when RUN_REPL_WORKER_STDERR is set

@@ -1,58 +1,132 @@
-"""Engine benchmark: prints medians for the figures the engine promises.
+"""Engine benchmark: run-repl's figures beside npm `run`'s, from one invocation.
 
-    python bench/engine.py [--rounds N]
+    (cd bench/node && npm ci)        # once: npm run 2.1.5, pinned
+    python bench/engine.py [--rounds N] [--soak N] [--no-node]
 
-Each figure is end to end through the public API (`Runner.run`), on a warm
-runner whose spare worker has had time to start, unless it says otherwise.
+Every figure goes through the public API (`Runner.run`), runs back to back
+with no pause between them unless it says "warm". npm `run` goes through the
+same scenarios in bench/node/engine.mjs, started from here, so both sets of
+figures come from the same machine under the same load. Medians, and the best
+run beside them.
 """
 
 from __future__ import annotations
 
 import argparse
 import asyncio
+import json
+import os
+import shutil
 import statistics
+import subprocess
+import sys
 import time
 from collections.abc import Awaitable, Callable
+from pathlib import Path
 from typing import Any
 
-from run_repl import Limits, create_runner
-from run_repl.sandbox.worker_pool import default_pool
+from run_repl import Limits, get_host_function_context
+from run_repl.sandbox.runner import Runner
+from run_repl.sandbox.worker_pool import WorkerPool, WorkerProcess
+
+NODE_DIR = Path(__file__).with_name("node")
+SECRET = "bench-secret-of-at-least-thirty-two-bytes!"
 
 
-async def _settle_spare() -> None:
-    # A "warm" run is one whose spare worker is up: wait until it is.
-    await asyncio.to_thread(default_pool().warm, 2.0)
+class Pool(WorkerPool):
+    """The default pool, remembering the worker of the latest run."""
+
+    latest: WorkerProcess | None = None
+
+    def take(self) -> WorkerProcess:
+        self.latest = super().take()
+        return self.latest
 
 
-async def median_ms(
-    make: Callable[[], Awaitable[Any]], rounds: int, *, warm: bool = True
-) -> tuple[float, float]:
+async def timed(make: Callable[[], Awaitable[Any]], rounds: int) -> tuple[float, float]:
     samples: list[float] = []
     for _ in range(rounds):
-        if warm:
-            await _settle_spare()
         started = time.perf_counter()
         await make()
         samples.append((time.perf_counter() - started) * 1000)
     return statistics.median(samples), min(samples)
 
 
-def rss_of(pid: int) -> int:
-    with open(f"/proc/{pid}/status") as fh:
+def memory_of(pid: int) -> dict[str, int]:
+    """RSS, PSS and USS (private) of a process, in bytes (Linux)."""
+    out = {"rss": 0, "pss": 0, "uss": 0}
+    try:
+        with open(f"/proc/{pid}/smaps_rollup") as fh:
+            for line in fh:
+                key, _, rest = line.partition(":")
+                kib = int(rest.split()[0]) * 1024 if rest.strip() else 0
+                if key == "Rss":
+                    out["rss"] = kib
+                elif key == "Pss":
+                    out["pss"] = kib
+                elif key in ("Private_Clean", "Private_Dirty"):
+                    out["uss"] += kib
+    except (OSError, ValueError, IndexError):
+        pass
+    return out
+
+
+def children_of(pid: int) -> list[tuple[int, str]]:
+    """(pid, state) of each child of `pid`."""
+    found = []
+    for entry in os.listdir("/proc"):
+        if not entry.isdigit():
+            continue
+        try:
+            with open(f"/proc/{entry}/stat") as fh:
+                fields = fh.read().rsplit(")", 1)[1].split()
+        except OSError:
+            continue
+        if int(fields[1]) == pid:
+            found.append((int(entry), fields[0]))
+    return found
+
+
+def rss_now() -> int:
+    with open("/proc/self/status") as fh:
         for line in fh:
             if line.startswith("VmRSS:"):
                 return int(line.split()[1]) * 1024
     return 0
 
 
-async def main(rounds: int) -> None:
+def fd_count() -> int:
+    return len(os.listdir("/proc/self/fd"))
+
+
+def node_figures(rounds: int, soak: int) -> tuple[dict[str, Any] | None, str]:
+    node = shutil.which("node")
+    if node is None:
+        return None, "node is not installed"
+    if not (NODE_DIR / "node_modules" / "run").is_dir():
+        return None, "run `npm ci` in bench/node first"
+    done = subprocess.run(
+        [node, "--expose-gc", "engine.mjs", "--rounds", str(rounds), "--soak", str(soak)],
+        cwd=NODE_DIR,
+        capture_output=True,
+        text=True,
+        timeout=3600,
+    )
+    if done.returncode != 0:
+        return None, "node failed: " + done.stderr.strip().splitlines()[-1:][0]
+    return json.loads(done.stdout.strip().splitlines()[-1]), ""
+
+
+async def ours(rounds: int, soak: int) -> dict[str, Any]:
     limits = Limits(
         max_host_calls_in_flight=2048,
         timeout_ms=60_000,
         memory_bytes=512 << 20,
         max_value_bytes=64 << 20,
     )
-    runner = create_runner(limits=limits, max_runs_in_flight=8)
+    pool = Pool()
+    runner = Runner(pool=pool, limits=limits, max_runs_in_flight=4, secret=SECRET)
+    out: dict[str, Any] = {"mode": pool.mode}
 
     async def ident(x: int) -> int:
         return x
@@ -60,61 +134,76 @@ async def main(rounds: int) -> None:
     def ident_sync(x: int) -> int:
         return x
 
-    hosts = {"h": {"f": ident, "s": ident_sync}}
+    async def publish(draft: str) -> str:
+        context = get_host_function_context()
+        if context.resume is None:
+            context.interrupt({"kind": "approval", "message": f"Publish {draft}?"})
+        return f"published {draft}"
+
+    memory: dict[str, dict[str, int]] = {}
+
+    async def look() -> int:
+        worker = pool.latest
+        assert worker is not None
+        memory["child"] = memory_of(worker.pid)
+        return 1
+
+    hosts = {"h": {"f": ident, "s": ident_sync, "look": look}, "docs": {"publish": publish}}
 
     async def check(source: str, **kw: Any) -> Any:
         result = await runner.run(source, hosts, **kw)
-        if result.status != "ok":
+        if result.status not in ("ok", "interrupted"):
             raise SystemExit(f"benchmark snippet failed: {result.error}")
         return result
 
-    await check("1")  # first start: imports, worker spawn
-    rows: list[tuple[str, float, float, str]] = []
+    await check("1")  # the template starts
+    out["trivial"] = await timed(lambda: check("return 1 + 1"), rounds)
 
-    med, best = await median_ms(lambda: check("return 1+1"), rounds)
-    rows.append(("warm trivial run (return 1+1)", med, best, "<= 2 ms"))
-
-    med, best = await median_ms(lambda: check("return 1+1"), rounds, warm=False)
-    rows.append(("back-to-back trivial runs (spare may still be starting)", med, best, "-"))
-
-    seq_src = "let s = 0; for (let i = 0; i < 1000; i++) s += await h.f(i); return s"
-    med, best = await median_ms(lambda: check(seq_src), max(3, rounds // 4))
-    rows.append(("1000 sequential awaited host calls (async host fn)", med, best, "<= 50 ms"))
-
-    seq_sync = seq_src.replace("h.f", "h.s")
-    med, best = await median_ms(lambda: check(seq_sync), max(3, rounds // 4))
-    rows.append(("1000 sequential awaited host calls (sync host fn, thread pool)", med, best, "-"))
-
-    conc_src = "const xs = await Promise.all(Array.from({ length: 1000 }, (_, i) => h.f(i))); return xs.length"
-    med, best = await median_ms(lambda: check(conc_src), max(3, rounds // 4))
-    rows.append(("1000 concurrent host calls (async host fn)", med, best, "<= 30 ms"))
-
-    conc_sync = conc_src.replace("h.f", "h.s")
-    med, best = await median_ms(lambda: check(conc_sync), max(3, rounds // 4))
-    rows.append(("1000 concurrent host calls (sync host fn, thread pool)", med, best, "-"))
-
-    loop_src = "let s = 0; for (let i = 0; i < 10000000; i++) s += i; return s"
-    med_loop, best_loop = await median_ms(lambda: check(loop_src), 3)
-    rows.append(("10M-iteration loop in the sandbox", med_loop, best_loop, "raw +10%"))
-    import _quickjs
-
-    raw: list[float] = []
-    for _ in range(3):
-        ctx = _quickjs.Context()
+    async def warm_trivial() -> None:
+        await asyncio.to_thread(pool.warm, 2.0)
         started = time.perf_counter()
-        ctx.eval("(function () { " + loop_src + " })()")
-        raw.append((time.perf_counter() - started) * 1000)
-    rows.append(
-        ("10M-iteration loop, raw QuickJS in-process", statistics.median(raw), min(raw), "-")
-    )
+        await check("return 1 + 1")
+        warm.append((time.perf_counter() - started) * 1000)
 
-    objects_src = "return Array.from({ length: 10000 }, (_, i) => ({ id: i, name: 'item' + i, ok: i % 2 === 0 }))"
-    med, best = await median_ms(lambda: check(objects_src), rounds)
-    rows.append(("returning 10,000 small objects", med, best, "<= 30 ms"))
+    warm: list[float] = []
+    for _ in range(rounds):
+        await warm_trivial()
+    out["trivial_warm"] = (statistics.median(warm), min(warm))
+
+    approval = 'return await docs.publish("d1")'
+
+    async def interrupt_resume() -> None:
+        first = await check(approval)
+        resolutions = [{"interruption_id": i.id, "value": True} for i in first.interruptions]
+        done = await check(approval, continuation=first.continuation, resolutions=resolutions)
+        assert done.value == "published d1", done
+
+    out["interrupt_resume"] = await timed(interrupt_resume, rounds)
+
+    seq = "let s = 0; for (let i = 0; i < 1000; i++) s += await h.f(i); return s"
+    few = max(3, rounds // 4)
+    out["calls_sequential_async"] = await timed(lambda: check(seq), few)
+    out["calls_sequential_sync"] = await timed(lambda: check(seq.replace("h.f", "h.s")), few)
+    conc = "const xs = await Promise.all(Array.from({ length: 1000 }, (_, i) => h.f(i))); return xs.length"
+    out["calls_concurrent"] = await timed(lambda: check(conc), few)
+
+    async def hundred_by_four() -> None:
+        left = [100]
+
+        async def lane() -> None:
+            while left[0] > 0:
+                left[0] -= 1
+                await check("return 1 + 1")
+
+        await asyncio.gather(*(lane() for _ in range(4)))
+
+    out["runs_100_by_4"] = await timed(hundred_by_four, max(3, rounds // 8))
+
+    objects = "return Array.from({ length: 10000 }, (_, i) => ({ id: i, name: 'item' + i, ok: i % 2 === 0 }))"
+    out["objects"] = await timed(lambda: check(objects), few)
 
     cancels: list[float] = []
-    for _ in range(max(5, rounds // 4)):
-        await _settle_spare()
+    for _ in range(few):
         cancel = asyncio.Event()
         task = asyncio.ensure_future(runner.run("while (true) {}", cancel=cancel))
         await asyncio.sleep(0.05)
@@ -123,34 +212,158 @@ async def main(rounds: int) -> None:
         result = await task
         cancels.append((time.perf_counter() - started) * 1000)
         assert result.error is not None and result.error.code == "RUN_ABORTED"
-    rows.append(
-        (
-            "cancel of a spinning run (set -> result)",
-            statistics.median(cancels),
-            min(cancels),
-            "<= 10 ms",
-        )
+    out["cancel"] = (statistics.median(cancels), min(cancels))
+
+    # Memory: the template, a child serving a run, a spare at rest.
+    await check("await h.look(); return 1")
+    out["memory_child"] = memory["child"]
+    template = pool.template_pid
+    if template is not None:
+        out["memory_template"] = memory_of(template)
+    await asyncio.to_thread(pool.warm, 2.0)
+    if pool._ready:
+        out["memory_spare"] = memory_of(pool._ready[0].pid)
+
+    # Many runs back to back: does anything pile up?
+    if soak:
+        for _ in range(200):  # let caches and arenas settle first
+            await check("return 1 + 1")
+        rss_before, fds_before = rss_now(), fd_count()
+        started = time.perf_counter()
+        for _ in range(soak):
+            await check("return 1 + 1")
+        elapsed = time.perf_counter() - started
+        zombies = [p for p, state in children_of(os.getpid()) if state == "Z"]
+        if template is not None:
+            zombies += [p for p, state in children_of(template) if state == "Z"]
+        out["soak"] = {
+            "runs": soak,
+            "per_run_ms": elapsed * 1000 / soak,
+            "rss_before": rss_before,
+            "rss_after": rss_now(),
+            "fds_before": fds_before,
+            "fds_after": fd_count(),
+            "zombies": len(zombies),
+        }
+    pool.close()
+    time.sleep(0.2)
+    out["left_after_close"] = len(children_of(os.getpid())) + (
+        len(children_of(template)) if template is not None else 0
+    )
+    return out
+
+
+def spawned_worker_memory() -> dict[str, int]:
+    """What a worker of the old design (a process of its own) holds, for comparison."""
+
+    async def measure() -> dict[str, int]:
+        pool = Pool(mode="spawn")
+        runner = Runner(pool=pool)
+        seen: dict[str, int] = {}
+
+        async def look() -> None:
+            assert pool.latest is not None
+            seen.update(memory_of(pool.latest.pid))
+
+        await runner.run("await h.look()", {"h": {"look": look}})
+        pool.close()
+        return seen
+
+    return asyncio.run(measure())
+
+
+def mib(n: int) -> str:
+    return f"{n / (1 << 20):.1f} MiB"
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__)
+    parser.add_argument("--rounds", type=int, default=40)
+    parser.add_argument("--soak", type=int, default=10_000, help="runs back to back (0: skip)")
+    parser.add_argument("--no-node", action="store_true", help="leave npm run out")
+    args = parser.parse_args()
+
+    load = os.getloadavg()[0] if hasattr(os, "getloadavg") else float("nan")
+    print(
+        f"load average at start: {load:.2f} on {os.cpu_count()} cores; python {sys.version.split()[0]}"
+    )
+    py = asyncio.run(ours(args.rounds, args.soak))
+    spawned = spawned_worker_memory()
+    node, why = (
+        (None, "left out (--no-node)") if args.no_node else node_figures(args.rounds, args.soak)
     )
 
-    await _settle_spare()
-    pool = default_pool()
-    with pool._lock:
-        spare = pool._ready[0] if pool._ready else None
-    if spare is not None:
-        await asyncio.sleep(0.2)
-        rows.append(
-            ("worker memory at rest (spare RSS, MiB)", rss_of(spare.pid) / (1 << 20), 0.0, "-")
-        )
+    def cell(figures: dict[str, Any] | None, key: str) -> str:
+        if figures is None or key not in figures:
+            return "-"
+        value = figures[key]
+        med, best = (value["median"], value["best"]) if isinstance(value, dict) else value
+        return f"{med:8.2f} ({best:6.2f})"
 
+    rows = [
+        ("trivial run, back to back", "trivial", "<= 2 ms (<= 0.4x npm)"),
+        ("trivial run, warm (spare ready)", "trivial_warm", "-"),
+        ("interrupt + resume, back to back", "interrupt_resume", "<= 6 ms (<= 0.3x npm)"),
+        ("1000 sequential async host calls", "calls_sequential_async", "<= 45 ms"),
+        ("1000 sequential sync host calls", "calls_sequential_sync", "<= 70 ms"),
+        ("1000 concurrent host calls", "calls_concurrent", "<= 25 ms"),
+        ("100 runs, 4 at a time (wall)", "runs_100_by_4", "<= 150 ms"),
+        ("returning 10,000 small objects", "objects", "-"),
+        ("cancel a spinning run (set -> result)", "cancel", "<= 10 ms"),
+    ]
+    print(f"\nworkers: {py['mode']}; figures in ms, median (best)")
     width = max(len(r[0]) for r in rows)
-    print(f"{'figure':<{width}}  {'median':>10}  {'best':>10}  target")
-    for name, med, best, target in rows:
-        unit = "" if "MiB" in name else " ms"
-        print(f"{name:<{width}}  {med:>9.2f}{unit:3}  {best:>7.2f}{unit:3}  {target}")
+    print(f"{'figure':<{width}}  {'run-repl':>17}  {'npm run 2.1.5':>17}  target")
+    for name, key, target in rows:
+        print(f"{name:<{width}}  {cell(py, key):>17}  {cell(node, key):>17}  {target}")
+        if key == "trivial" and node and key in node:
+            ratio = py[key][0] / node[key]["median"]
+            print(f"{'  ratio to npm run':<{width}}  {ratio:>17.2f}")
+        if key == "interrupt_resume" and node and key in node:
+            ratio = py[key][0] / node[key]["median"]
+            print(f"{'  ratio to npm run':<{width}}  {ratio:>17.2f}")
+    if node is None:
+        print(f"(npm run: {why})")
+
+    print("\nmemory")
+    template = py.get("memory_template", {})
+    print(
+        f"  template process          RSS {mib(template.get('rss', 0))}, PSS {mib(template.get('pss', 0))}"
+    )
+    for label, key in (
+        ("child serving a run", "memory_child"),
+        ("spare child at rest", "memory_spare"),
+    ):
+        m = py.get(key, {})
+        print(
+            f"  {label:<25} USS {mib(m.get('uss', 0))}, PSS {mib(m.get('pss', 0))}, RSS {mib(m.get('rss', 0))}"
+        )
+    print(
+        f"  spawned worker (fallback)  USS {mib(spawned.get('uss', 0))}, PSS {mib(spawned.get('pss', 0))}, "
+        f"RSS {mib(spawned.get('rss', 0))}"
+    )
+    if node is not None:
+        print(f"  npm run: node process RSS {mib(node['rss']['value'])} (workers are threads)")
+
+    soak = py.get("soak")
+    if soak:
+        growth = (soak["rss_after"] - soak["rss_before"]) / soak["rss_before"] * 100
+        print(f"\n{soak['runs']:,} runs back to back ({soak['per_run_ms']:.2f} ms a run)")
+        print(
+            f"  parent RSS {mib(soak['rss_before'])} -> {mib(soak['rss_after'])} ({growth:+.1f} %, target ±10 %)"
+        )
+        print(
+            f"  parent fds {soak['fds_before']} -> {soak['fds_after']}; zombies {soak['zombies']}"
+        )
+        if node is not None and "soak" in node:
+            ns = node["soak"]
+            ngrowth = (ns["rss_after"] - ns["rss_before"]) / ns["rss_before"] * 100
+            print(
+                f"  npm run: {ns['per_run_ms']:.2f} ms a run; RSS {mib(ns['rss_before'])} -> "
+                f"{mib(ns['rss_after'])} ({ngrowth:+.1f} %)"
+            )
+    print(f"processes left after close(): {py['left_after_close']}")
 
 
 if __name__ == "__main__":
-    parser = argparse.ArgumentParser(description=__doc__)
-    parser.add_argument("--rounds", type=int, default=40)
-    args = parser.parse_args()
-    asyncio.run(main(args.rounds))
+    main()

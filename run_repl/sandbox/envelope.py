@@ -78,6 +78,8 @@ def _build(
         memory_limit_bytes=limits.memory_bytes,
         value_bytes=report.get("value_bytes"),
         worker_start_ms=outcome.worker_start_ms,
+        worker_mode=worker_stats.get("worker_mode"),
+        confinement=worker_stats.get("confinement"),
     )
     envelope = Envelope(RunResult(status="error"))
     logs, logs_ref = outcome.logs, None

@@ -8,8 +8,9 @@ the standard library here.
 
     parent -> worker   RUN (the job, JSON), SETTLE_CALL (a call's answer),
                        CALL_INTERRUPTED (a call that gets no answer in this run)
-    worker -> parent   READY, HOST_CALL, LOG_BATCH, IDLE, VALUE_CHUNK, then DONE
-                       or FAIL (or INTERNAL: the worker itself could not start)
+    worker -> parent   READY, PREPARED (the code it made of the source), HOST_CALL,
+                       LOG_BATCH, IDLE, VALUE_CHUNK, then DONE or FAIL (or
+                       INTERNAL: the worker itself could not start)
 """
 
 from __future__ import annotations
@@ -38,6 +39,7 @@ class Kind(IntEnum):
     CALL_INTERRUPTED = ord("N")
     # worker -> parent
     READY = ord("Y")
+    PREPARED = ord("P")  # the JavaScript the worker evaluates, and how to map positions back
     HOST_CALL = ord("C")
     REFUSED_CALL = ord("U")  # a call the guest refused itself (never sent, never answered)
     LOG_BATCH = ord("G")  # a JSON array of [level index, text]
@@ -99,6 +101,11 @@ def interrupted_frame(seq: int) -> bytes:
 # ------------------------------------------------------------------ worker -> parent
 
 
+def prepared_frame(fields: dict[str, int], code: str) -> bytes:
+    body = json.dumps(fields).encode() + b"\n" + code.encode("utf-8", "surrogatepass")
+    return frame(Kind.PREPARED, body)
+
+
 def host_call_frame(seq: int, path: str, mode: str, text: str) -> bytes:
     encoded = path.encode()
     body = CALL.pack(seq, len(encoded)) + encoded + (mode + text).encode("utf-8", "surrogatepass")
@@ -114,6 +121,12 @@ def refused_call_frame(seq: int, path: str, error_json: str) -> bytes:
 @dataclass(frozen=True, slots=True)
 class Ready:
     pass
+
+
+@dataclass(frozen=True, slots=True)
+class Prepared:
+    fields: dict[str, Any]  # see PreparedSource.from_wire
+    code: str
 
 
 @dataclass(frozen=True, slots=True)
@@ -163,7 +176,16 @@ class Internal:
 
 
 WorkerMessage = (
-    Ready | HostCall | RefusedCall | LogBatch | Idle | ValueChunk | Done | Fail | Internal
+    Ready
+    | Prepared
+    | HostCall
+    | RefusedCall
+    | LogBatch
+    | Idle
+    | ValueChunk
+    | Done
+    | Fail
+    | Internal
 )
 
 
@@ -199,6 +221,12 @@ def decode(kind: int, payload: bytes) -> WorkerMessage:
             return Fail(json.loads(payload))
         case Kind.READY:
             return Ready()
+        case Kind.PREPARED:
+            head, _, body = payload.partition(b"\n")
+            fields = json.loads(head)
+            if not isinstance(fields, dict):
+                raise ValueError("a PREPARED frame without its fields")
+            return Prepared(fields, _text(body))
         case Kind.INTERNAL:
             return Internal(payload.decode("utf-8", "replace"))
     raise ValueError(f"unknown frame kind {kind}")

@@ -132,6 +132,9 @@ def map_error(
         pos = _SYNTAX_POS.search(message)
         if pos and prepared is not None:
             line, column = prepared.to_user_position(int(pos[1]), int(pos[2]))
+        elif type(err.get("line")) is int and type(err.get("column")) is int:
+            # Found before QuickJS (stripping types): already the user's position.
+            line, column = err["line"], err["column"]
         name = "SyntaxError"
         detail = first.split(": ", 1)[1] if first.startswith("SyntaxError: ") else first
         message = f"SyntaxError: {detail}" + (f" (line {line}, column {column})" if line else "")

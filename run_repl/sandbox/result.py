@@ -120,6 +120,10 @@ class RunStats(_Envelope):
     memory_limit_bytes: int | None = None
     value_bytes: int | None = None
     worker_start_ms: float | None = None
+    # "fork" (a child of the template process) or "spawn" (a process of its own)
+    worker_mode: Literal["fork", "spawn"] | None = None
+    # The OS walls the worker ran behind (see run_repl.sandbox.confine), in order
+    confinement: list[str] | None = None
 
 
 class RunResult(_Envelope):

@@ -10,7 +10,6 @@ from __future__ import annotations
 
 import asyncio
 import concurrent.futures
-import functools
 import inspect
 import os
 import secrets
@@ -29,7 +28,7 @@ from .continuation import (
     load_or_create_secret,
 )
 from .envelope import Envelope, build_envelope, log_chunks
-from .errors import ErrorCode, HostFunctionsError, TypeScriptSyntaxError
+from .errors import ErrorCode, HostFunctionsError
 from .guest_errors import rewrite_positions
 from .host_functions import HostManifest, build_manifest
 from .limits import Limits
@@ -38,7 +37,7 @@ from .result import RunErrorInfo, RunResult, plain_error
 from .result_store import MemoryResultStore, Page, ResultStore, page_of
 from .scope_values import encode_values, values_digest
 from .session import CallCallback, LogCallback, RunSession
-from .source import check_source, prepare_source
+from .source import check_source
 from .worker_pool import WorkerPool, default_pool
 
 RECENT_BYTES = 256 << 20  # values kept in memory while a disk store writes them behind
@@ -193,14 +192,7 @@ class Runner:
             return _failed(run_id, problem)
         manifest = build_manifest(request.host_functions)
         values_wire = encode_values(request.values, manifest.tree, limits.max_values_bytes)
-        try:
-            prepared = prepare_source(request.source)
-        except TypeScriptSyntaxError as exc:
-            message = f"SyntaxError: {exc.message} (line {exc.line}, column {exc.column})"
-            error = plain_error(
-                ErrorCode.RUN_SYNTAX_ERROR, message, line=exc.line, column=exc.column
-            )
-            return _failed(run_id, error)
+        # Types are stripped in the worker (inside the run's deadline), not here.
         replay: ReplayPlan | None = None
         guard = None
         logical_run_id = run_id
@@ -217,7 +209,7 @@ class Runner:
         elif request.resolutions:
             raise ValueError("resolutions are given with the continuation they answer")
         session = RunSession(
-            code=prepared.code,
+            source=request.source,
             manifest=manifest,
             limits=limits,
             pool=self.pool,
@@ -229,12 +221,12 @@ class Runner:
             cancel=request.cancel,
             replay=replay,
             policy=self._policy(manifest, request.approvals),
-            rewrite_log=functools.partial(rewrite_positions, prepared=prepared),
+            rewrite_log=rewrite_positions,
             resume_guard=guard,
             values_wire=values_wire,
         )
         outcome = await session.execute()
-        envelope = build_envelope(outcome, prepared, limits, run_id, manifest.tree)
+        envelope = build_envelope(outcome, outcome.prepared, limits, run_id, manifest.tree)
         result = envelope.result
         if result.status == "interrupted":
             result.continuation = self._signer().sign(

@@ -48,6 +48,7 @@ from .replay import (
     args_digest,
 )
 from .result import CallRecord, LogLine
+from .source import PreparedSource
 from .worker_pool import WorkerPool, WorkerProcess
 
 LogCallback = Callable[[LogLine], Any]
@@ -73,6 +74,7 @@ class SessionOutcome:
     elapsed_ms: float = 0.0
     executed: int = 0
     host_errors: dict[int, HostErrorInfo] = field(default_factory=dict)  # by call seq
+    prepared: PreparedSource | None = None  # what the worker made of the source
 
 
 def failure(code: ErrorCode, message: str, **extra: Any) -> SessionOutcome:
@@ -85,7 +87,7 @@ class RunSession:
     def __init__(
         self,
         *,
-        code: str,
+        source: str,
         manifest: HostManifest,
         limits: Limits,
         pool: WorkerPool,
@@ -97,11 +99,12 @@ class RunSession:
         cancel: asyncio.Event | None = None,
         replay: ReplayPlan | None = None,
         policy: ApprovalPolicy | None = None,
-        rewrite_log: Callable[[str], str] | None = None,
+        rewrite_log: Callable[[str, PreparedSource], str] | None = None,
         resume_guard: ResumeGuard | None = None,
         values_wire: str | None = None,
     ) -> None:
-        self.code = code
+        self.source = source
+        self.prepared: PreparedSource | None = None
         self.values_wire = values_wire
         self.manifest = manifest
         self.limits = limits
@@ -210,7 +213,7 @@ class RunSession:
     def _job(self) -> dict[str, Any]:
         limits = self.limits
         return {
-            "code": self.code,
+            "source": self.source,
             "memory_bytes": limits.memory_bytes,
             "stack_bytes": limits.stack_bytes,
             "timeout_ms": limits.timeout_ms,
@@ -247,6 +250,7 @@ class RunSession:
         outcome.elapsed_ms = self.guest_clock()
         outcome.executed = self.host_calls.executed
         outcome.host_errors = self.host_errors
+        outcome.prepared = self.prepared
         return outcome
 
     async def _settle_calls(self, *, stopped: bool) -> None:
@@ -360,6 +364,8 @@ class RunSession:
                 self._resolve(SessionOutcome("fail", report))
             case frames.Ready():
                 self.worker_start_ms = round(self.elapsed_ms(), 3)
+            case frames.Prepared(fields, code):
+                self.prepared = PreparedSource.from_wire(fields, code)
             case frames.Internal(text):
                 self._resolve(
                     failure(
@@ -371,10 +377,10 @@ class RunSession:
     def _on_logs(self, lines: list[tuple[int, str]]) -> None:
         at_ms = round(self.elapsed_ms(), 3)
         levels = frames.LOG_LEVELS
-        rewrite = self.rewrite_log
+        rewrite, prepared = self.rewrite_log, self.prepared
         for level, text in lines:
-            if rewrite is not None and "<input>:" in text:
-                text = rewrite(text)
+            if rewrite is not None and prepared is not None and "<input>:" in text:
+                text = rewrite(text, prepared)
             line = LogLine(
                 level=levels[level] if 0 <= level < len(levels) else "log",  # type: ignore[arg-type]
                 text=text,

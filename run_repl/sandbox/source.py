@@ -9,13 +9,16 @@ mapped back by `PreparedSource.to_user_position`.
 from __future__ import annotations
 
 import functools
+from collections.abc import Mapping
 from dataclasses import dataclass, field
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from .errors import ErrorCode
 from .frames import PRELUDE_LINE_BASE
-from .result import RunErrorInfo, plain_error
 from .typescript import TypeScriptSyntaxError, strip_types
+
+if TYPE_CHECKING:  # the worker imports this module without pydantic
+    from .result import RunErrorInfo
 
 __all__ = [
     "WRAPPER_FUNCTION_NAME",
@@ -75,6 +78,25 @@ class PreparedSource:
     def _code_lines(self) -> list[str]:
         return self.code.split("\n")
 
+    def to_wire(self) -> dict[str, int]:
+        """What `from_wire` needs besides the code (the worker prepares, the parent maps)."""
+        return {
+            "user_lines": self.user_lines,
+            "return_line": self._return_line,
+            "return_column": self._return_column,
+            "last_line_length": self._last_line_length,
+        }
+
+    @classmethod
+    def from_wire(cls, fields: Mapping[str, Any], code: str) -> PreparedSource:
+        """Rebuild what a worker prepared; ValueError for fields that are not counts."""
+        values = [fields.get(k) for k in ("user_lines", "return_line", "return_column")]
+        values.append(fields.get("last_line_length"))
+        if not all(type(v) is int and 0 <= v for v in values) or not isinstance(code, str):
+            raise ValueError("a prepared source needs counts for its positions")
+        user_lines, return_line, return_column, last_line_length = values
+        return cls(code, user_lines, return_line, return_column, last_line_length)
+
 
 @functools.lru_cache(maxsize=256)
 def prepare_source(source: str) -> PreparedSource:
@@ -110,6 +132,8 @@ def line_and_column(text: str, index: int) -> tuple[int, int]:
 
 def check_source(source: Any, max_source_bytes: int) -> RunErrorInfo | None:
     """Why `source` cannot run at all (too large, a NUL, a lone surrogate), or None."""
+    from .result import plain_error  # pydantic: the worker imports this module without it
+
     if not isinstance(source, str):
         raise TypeError(f"source must be a str, not {type(source).__name__}")
     try:

@@ -4,6 +4,11 @@ Every type-only span is overwritten with spaces, so each remaining character kee
 line and column and QuickJS's error positions stay meaningful. Constructs that would need
 real compiling (enums, namespaces, parameter properties, decorators) are refused with a
 `TypeScriptSyntaxError` that says what to write instead.
+
+Nesting deeper than `MAX_NESTING_DEPTH` is refused at once, before tree-sitter
+parses anything: its time grows with the square of the depth (a 256 KiB bracket
+bomb took over a minute), and QuickJS itself cannot parse much deeper with the
+default stack. Stripping runs in the sandbox worker, inside the run's deadline.
 """
 
 from __future__ import annotations
@@ -13,13 +18,24 @@ import re
 import threading
 from collections.abc import Iterable
 from dataclasses import dataclass
+from typing import Any
 
 import tree_sitter_typescript
 from tree_sitter import Language, Node, Parser, Query, QueryCursor, Tree
 
 from .errors import TypeScriptSyntaxError
 
-__all__ = ["StrippedSource", "TypeScriptSyntaxError", "strip_types"]
+__all__ = [
+    "MAX_NESTING_DEPTH",
+    "StrippedSource",
+    "TypeScriptSyntaxError",
+    "check_nesting",
+    "strip_types",
+]
+
+MAX_NESTING_DEPTH = 1_000
+"""How deep a snippet may nest parentheses, brackets, braces, template
+substitutions (`${`) and type arguments (`<`) in all: deeper is RUN_SYNTAX_ERROR."""
 
 
 @dataclass(frozen=True)
@@ -161,6 +177,7 @@ def strip_types(source: str) -> StrippedSource:
         line = source.count("\n", 0, exc.start) + 1
         column = exc.start - (source.rfind("\n", 0, exc.start) + 1) + 1
         raise TypeScriptSyntaxError(_SURROGATE_MESSAGE, line, column) from None
+    check_nesting(source)
     tree, patched, captures = _parse(data)
     root = tree.root_node
     offsets = _CharOffsets(source, data)
@@ -603,3 +620,123 @@ def _error_at_char(
     offsets: _CharOffsets, source: str, message: str, index: int
 ) -> TypeScriptSyntaxError:
     return offsets.error(message, _byte_offset(source, index))
+
+
+# ------------------------------------------------------------------ nesting
+# One pass over the text, counting what opens and closes, skipping strings,
+# comments, regular expressions and template text. A `<` may be a comparison:
+# only a run of them with nothing but names between (`A<B<C<`, over lines too)
+# adds up; anything else between two of them (an operator, a comma, a bracket)
+# starts the count again, so comparisons never add up.
+_NESTING_CHARS = re.compile(r"[(\[{)\]}<`'\"/]")
+_NAMES_ONLY = re.compile(r"[\w$.\s]*")
+_STRING = {q: re.compile(q + r"(?:[^" + q + r"\\\n]|\\.)*" + q + "?") for q in "'\""}
+_TEMPLATE_TEXT = re.compile(r"(?:[^`\\$]|\\.|\$(?!\{))*(?P<end>`|\$\{)?", re.DOTALL)
+_REGEX_BODY = re.compile(r"(?:[^/\\\[\n]|\\.|\[(?:[^\]\\\n]|\\.)*\]?)*/?")
+_BEFORE_REGEX = frozenset("(,=:[!&|?{};~+-*%<>^")
+_WORDS_BEFORE_REGEX = frozenset(
+    "return typeof instanceof in of new delete void throw case do else yield await".split()
+)
+_WORD_END = re.compile(r"[A-Za-z_$][\w$]*$")
+_NESTING_MESSAGE = (
+    "the snippet nests deeper than {limit:,} levels here (parentheses, brackets, braces, "
+    "template substitutions and type arguments in all): build deep data in a loop instead "
+    "of writing it out"
+)
+
+
+def check_nesting(source: str, limit: int = MAX_NESTING_DEPTH) -> None:
+    """Raise `TypeScriptSyntaxError` where `source` first nests deeper than `limit`.
+
+    Linear in the length of the source; it never refuses less deeply nested code
+    (it may undercount, e.g. type arguments with several parameters)."""
+    # Each level: [what opened it, its run of `<`, where the run's last `<` ended].
+    stack: list[list[Any]] = [["", 0, 0]]
+    depth = 0
+    pos = 0
+    size = len(source)
+    search = _NESTING_CHARS.search
+    while pos < size:
+        m = search(source, pos)
+        if m is None:
+            return
+        at = m.start()
+        ch = source[at]
+        pos = at + 1
+        if ch in "([{":
+            stack.append([ch, 0, 0])
+            depth += 1
+        elif ch == "<":
+            after = source[pos : pos + 1]
+            if after == "<":
+                pos += 1  # a shift
+                continue
+            if after == "=":
+                continue
+            level = stack[-1]
+            if level[1] and _NAMES_ONLY.fullmatch(source, level[2], at):
+                level[1] += 1
+                depth += 1
+            else:
+                depth += 1 - level[1]
+                level[1] = 1
+            level[2] = pos
+        elif ch in ")]}" or ch == "`":
+            if ch != "`":
+                if len(stack) == 1:
+                    continue  # unbalanced: the parser says where
+                opener, run, _end = stack.pop()
+                depth -= 1 + run
+                if opener != "${":
+                    continue
+            # In a template's text: up to its end, or into its next `${`.
+            text = _TEMPLATE_TEXT.match(source, pos)
+            if text is None or text["end"] is None:
+                return  # unterminated: the parser says where
+            pos = text.end()
+            if text["end"] == "`":
+                continue
+            at = pos - 2
+            stack.append(["${", 0, 0])
+            depth += 1
+        elif ch == "/":
+            pos = _skip_slash(source, at)
+            continue
+        else:  # a quote
+            string = _STRING[ch].match(source, at)
+            pos = string.end() if string is not None else pos
+            continue
+        if depth > limit:
+            raise _nesting_error(source, at, limit)
+
+
+def _skip_slash(source: str, at: int) -> int:
+    """Past the comment or regular expression that starts at `at`, or past a division."""
+    after = source[at + 1 : at + 2]
+    if after == "/":
+        end = source.find("\n", at)
+        return len(source) if end < 0 else end
+    if after == "*":
+        end = source.find("*/", at + 2)
+        return len(source) if end < 0 else end + 2
+    if _starts_regex(source, at):
+        body = _REGEX_BODY.match(source, at + 1)
+        return body.end() if body is not None else at + 1
+    return at + 1
+
+
+def _starts_regex(source: str, index: int) -> bool:
+    """Whether the `/` at `index` starts a regular expression rather than dividing."""
+    i = index - 1
+    while i >= 0 and source[i] in " \t\r\n\u2028\u2029":
+        i -= 1
+    if i < 0 or source[i] in _BEFORE_REGEX:
+        return True
+    word = _WORD_END.search(source, max(0, i - 16), i + 1)
+    return word is not None and word.group() in _WORDS_BEFORE_REGEX
+
+
+def _nesting_error(source: str, index: int, limit: int) -> TypeScriptSyntaxError:
+    line = source.count("\n", 0, index) + 1
+    column = index - (source.rfind("\n", 0, index) + 1) + 1
+    return TypeScriptSyntaxError(_NESTING_MESSAGE.format(limit=limit), line, column)

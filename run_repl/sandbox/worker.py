@@ -1,62 +1,60 @@
-"""The worker: one process, one QuickJS runtime, one run.
+"""The worker: one QuickJS context, one run, then exit.
 
-Started by the parent as a plain script (`python -I -S worker.py ...`), it
-imports only the standard library, `frames` and the binding's C module, so a
-spare is ready within a few milliseconds. While it waits as a spare it loads
-the guest runtime; then it takes one run, reports it, and exits.
+A worker is a child forked from the template process (`template.py`), whose
+guest runtime is already evaluated, or, where fork is unavailable, a process
+started for one run. Either way it is confined (`confine.py`) before it reads
+its job; when the job comes it takes the run's OS limits and its system-call
+allow-list, strips the snippet's TypeScript (inside the run's deadline, and
+inside the walls: tree-sitter parses hostile text here, never in the parent),
+runs it, reports and exits.
 
 A crash here (even inside QuickJS) ends this process only; the parent turns
 that into RUN_WORKER_CRASHED.
+
+Imports only the standard library, the binding's C module, tree-sitter (for
+stripping) and the engine's stdlib-only modules, so the template loads it
+without the package (see `template.py`).
 """
 
 from __future__ import annotations
 
+import _thread
 import json
 import os
+import resource
 import select
 import sys
 import threading
 import time
+import traceback
 from typing import Any
+
+import _quickjs
+
+from . import frames
+from .confine import Confinement, probe_walls
+from .errors import TypeScriptSyntaxError
+from .source import PreparedSource, prepare_source
 
 _OUT = 1
 _IN = 0
+_ERR = 2
+_STATUS = 3  # /proc/self/status, opened before the walls go up (-1: none)
+_CLEAR_REFS = 4  # /proc/self/clear_refs, likewise
 SPIN_SECONDS = 0.0002
 WEB_EXPORTS = (
     "URL, URLSearchParams, TextEncoder, TextDecoder, inspect, formatLogArgs, structuredCloneValue"
 )
+_proc_fds = {"status": -1, "clear_refs": -1}
 
 
-def _apply_os_limits(memory_bytes: int, timeout_ms: int) -> None:
-    """Backstops in case the sandbox itself is broken: the parent's kill and
-    QuickJS's own memory limit come first."""
-    try:
-        import resource
-    except ImportError:
-        return
-
-    def lower(which: int, value: int) -> None:
-        try:
-            _soft, hard = resource.getrlimit(which)
-            if hard != resource.RLIM_INFINITY:
-                value = min(value, hard)
-            resource.setrlimit(which, (value, value))
-        except (ValueError, OSError):
-            pass
-
-    lower(resource.RLIMIT_AS, memory_bytes * 2 + (768 << 20))
-    lower(resource.RLIMIT_CPU, timeout_ms // 1000 + 5)
-    lower(resource.RLIMIT_FSIZE, 0)
-    lower(resource.RLIMIT_NOFILE, 16)
-    if hasattr(resource, "RLIMIT_NPROC"):
-        lower(resource.RLIMIT_NPROC, 0)
-
-
-def _status_kib(field: str) -> int:
-    with open("/proc/self/status") as fh:
-        for line in fh:
-            if line.startswith(field):
-                return int(line.split()[1]) * 1024
+def _status_bytes(field: str) -> int:
+    fd = _proc_fds["status"]
+    if fd < 0:
+        return 0
+    for line in os.pread(fd, 1 << 16, 0).decode("ascii", "replace").splitlines():
+        if line.startswith(field):
+            return int(line.split()[1]) * 1024
     return 0
 
 
@@ -64,17 +62,17 @@ def _reset_peak_rss() -> int:
     """Forget the start-up's peak (Linux), so the peak at the end is the run's.
     Returns the resident size now."""
     try:
-        with open("/proc/self/clear_refs", "w") as fh:
-            fh.write("5")
-        return _status_kib("VmRSS:")
-    except OSError:
+        if _proc_fds["clear_refs"] >= 0:
+            os.write(_proc_fds["clear_refs"], b"5")
+        return _status_bytes("VmRSS:")
+    except (OSError, ValueError):
         return 0
 
 
 def _peak_rss() -> int:
     try:
-        return _status_kib("VmHWM:")
-    except OSError:
+        return _status_bytes("VmHWM:")
+    except (OSError, ValueError):
         return 0
 
 
@@ -105,14 +103,28 @@ class _Outbox:
         self.kind = 0
         self.parent_pid = 0
         self.active = False
+        self.started = False
 
-    def start(self, parent_pid: int) -> None:
-        """Start the flusher, which also watches the parent: if it dies, so does
-        this worker (within LIFELINE_S, even while QuickJS spins)."""
+    def start(self, parent_pid: int, *, eager: bool) -> None:
+        """Watch the parent, and flush what waits while the guest computes.
+
+        A spawned worker starts its flusher now: it is also the watch on the
+        parent (if it dies, so does this worker, within LIFELINE_S, even while
+        QuickJS spins). A child of the template dies with it (PR_SET_PDEATHSIG),
+        so it starts the flusher only when something first waits to be sent: a
+        run that neither logs nor calls never pays for a second thread."""
         self.parent_pid = parent_pid
         if os.getppid() != parent_pid:
             os._exit(70)
-        threading.Thread(target=self._flusher, daemon=True).start()
+        if eager:
+            self._start_flusher()
+
+    def _start_flusher(self) -> None:
+        if not self.started:
+            self.started = True
+            # Not threading.Thread: its start() waits until the thread runs, a
+            # scheduler round trip this process has no need to wait for.
+            _thread.start_new_thread(self._flusher, ())
 
     def connect(self, frame: Any, kind: int) -> None:
         self.frame = frame
@@ -128,6 +140,7 @@ class _Outbox:
     def _mark(self) -> None:
         if not self.lines and not self.frames:
             self.first_at = time.monotonic()
+            self._start_flusher()
 
     def add_line(self, level: int, text: str) -> None:
         with self.lock:
@@ -195,14 +208,18 @@ def _write(data: bytes) -> None:
 
 
 class Worker:
-    def __init__(self, quickjs_dir: str) -> None:
-        sys.path.insert(0, quickjs_dir)
-        sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-        import _quickjs
-        import frames
+    """The guest runtime in a QuickJS context, waiting for one job.
 
+    Built once in the template (every forked child shares it, copy-on-write)
+    or once in a spawned worker."""
+
+    def __init__(self, confinement: Confinement, mode: str, probe: bool = False) -> None:
         self.q = _quickjs
         self.f = frames
+        self.confinement = confinement
+        self.mode = mode  # "fork" or "spawn": reported in the run's stats
+        self.probe = probe  # tests only: probe the walls instead of running the snippet
+        self.max_value_bytes = 0
         self.reader = frames.FrameReader()
         self.pending: list[tuple[int, bytes]] = []
         self.finished = False
@@ -291,11 +308,12 @@ class Worker:
         else:
             _write(f.frame(f.Kind.FAIL, json.dumps(payload).encode()))
 
-    def _stats(self) -> dict[str, int]:
-        out: dict[str, int] = {}
+    def _stats(self) -> dict[str, Any]:
+        out: dict[str, Any] = {
+            "worker_mode": self.mode,
+            "confinement": list(self.confinement.layers),
+        }
         try:
-            import resource
-
             peak = _peak_rss() or resource.getrusage(resource.RUSAGE_SELF).ru_maxrss * 1024
             out["memory_peak_bytes"] = peak
             # What the run itself added at its highest: the heap's peak, near enough.
@@ -327,12 +345,12 @@ class Worker:
             self.pending.extend(self.reader.feed(data))
         return self.pending.pop(0)
 
-    def fail_from_python(self, code: str, name: str, message: str) -> None:
+    def fail_from_python(self, code: str, name: str, message: str, **extra: Any) -> None:
         if self.finished:
             return
         self.finished = True
         payload = {
-            "error": {"code": code, "name": name, "message": message, "stack": None},
+            "error": {"code": code, "name": name, "message": message, "stack": None, **extra},
             "stats": self._stats(),
             "logs_dropped": 0,
             "calls_in_flight": 0,
@@ -358,10 +376,44 @@ class Worker:
             else:
                 self.fail_from_python("RUN_EXCEPTION", "InternalError", text.split("\n", 1)[0])
 
-    def run(self) -> None:
+    def prepare(self, source: str) -> PreparedSource:
+        """Strip and wrap the snippet here, and tell the parent what came of it (it
+        maps positions back to the user's text); a syntax error ends the run."""
+        f = self.f
+        try:
+            prepared = prepare_source(source)
+        except TypeScriptSyntaxError as exc:
+            self.fail_from_python(
+                "RUN_SYNTAX_ERROR",
+                "SyntaxError",
+                f"SyntaxError: {exc.message}",
+                line=exc.line,
+                column=exc.column,
+            )
+            self.exit()
+        except MemoryError:
+            self.fail_from_python(
+                "RUN_MEMORY_EXCEEDED",
+                "InternalError",
+                "The sandbox ran out of memory while reading the snippet's TypeScript.",
+            )
+            self.exit()
+        except Exception as exc:  # a bug in stripping: say so, never hang
+            self.fail_from_python(
+                "RUN_INTERNAL_ERROR",
+                "InternalError",
+                f"Stripping the snippet's types failed: {type(exc).__name__}: {exc}",
+            )
+            self.exit()
+        _write(f.prepared_frame(prepared.to_wire(), prepared.code))
+        return prepared
+
+    def serve(self) -> None:
+        """Say READY, take one job, run it to its end, and exit."""
         f = self.f
         _OUTBOX.connect(f.frame, f.Kind.LOG_BATCH)
         _write(f.frame(f.Kind.READY, json.dumps({"pid": os.getpid()}).encode()))
+        os.set_blocking(_IN, False)  # an ioctl: not allowed once the job's walls are up
         kind, payload = self.read_frame()
         if kind != f.Kind.RUN:
             os._exit(65)
@@ -370,14 +422,22 @@ class Worker:
         self.max_argument_bytes = int(job["max_argument_bytes"])
         self.max_argument_bytes_per_run = int(job["max_argument_bytes_per_run"])
         self.argument_bytes = 0
-        _apply_os_limits(int(job["memory_bytes"]), int(job["timeout_ms"]))
+        # The last walls, now that the job says how high: nothing below may open a
+        # file, a socket or a process.
+        self.confinement.lock(int(job["memory_bytes"]), int(job["timeout_ms"]))
         self.rss_at_start = _reset_peak_rss()
         _OUTBOX.activate()
+        if self.probe:
+            report = {"stats": self._stats(), "logs_dropped": 0, "kind": "value"}
+            value = json.dumps(probe_walls(_OUTBOX.parent_pid, self.confinement.rlimits))
+            _write(f.frame(f.Kind.DONE, json.dumps(report).encode() + b"\n" + value.encode()))
+            self.exit()
+        prepared = self.prepare(job["source"])
         self.dispatch("configure", job["guest"])
         self.ctx.set_max_stack_size(int(job["stack_bytes"]))
         self.ctx.set_memory_limit(int(job["memory_bytes"]))
         try:
-            fn = self.ctx.eval(job["code"])
+            fn = self.ctx.eval(prepared.code)
         except self.q.JSException as exc:
             text = str(exc)
             if "out of memory" in text:
@@ -395,7 +455,6 @@ class Worker:
             self.fail_from_python("RUN_EXCEPTION", "InternalError", str(exc).split("\n", 1)[0])
             self.exit()
         settle = f.SETTLE
-        os.set_blocking(_IN, False)
         while True:
             self.drain()
             if self.bridge_error is not None and not self.finished:
@@ -434,28 +493,39 @@ class Worker:
         os._exit(0)
 
 
-def main() -> None:
-    # Stray prints must never corrupt the frame stream on stdout.
-    sys.stdout = sys.stderr
-    quickjs_dir, parent_pid = sys.argv[1], int(sys.argv[2])
-    _OUTBOX.start(parent_pid)
+def become_worker(
+    worker: Worker,
+    *,
+    stdin: int,
+    stdout: int,
+    stderr: int,
+    parent_pid: int,
+    die_with_parent: bool,
+) -> None:
+    """Turn this process into the run's worker: confined, on these pipes, then
+    serving its one job. Never returns."""
     try:
-        worker = Worker(quickjs_dir)
-    except BaseException as exc:
-        import traceback
-
-        frames_mod = sys.modules.get("frames")
-        first = (str(exc).splitlines() or [""])[0]
-        text = (
-            f"{type(exc).__name__}: {first}\n" + "".join(traceback.format_exception(exc))
-        ).encode()
-        if frames_mod is not None:
-            _write(frames_mod.frame(frames_mod.Kind.INTERNAL, text))
-        else:
-            sys.stderr.write(text.decode())
-        os._exit(66)
-    worker.run()
-
-
-if __name__ == "__main__":
-    main()
+        confinement = worker.confinement
+        confinement.name_process("run-repl-worker")
+        if die_with_parent:
+            confinement.die_with_parent(parent_pid)
+        keep = {_IN: stdin, _OUT: stdout, _ERR: stderr}
+        for name, target, path, flags in (
+            ("status", _STATUS, "/proc/self/status", os.O_RDONLY),
+            ("clear_refs", _CLEAR_REFS, "/proc/self/clear_refs", os.O_WRONLY),
+        ):
+            try:
+                keep[target] = os.open(path, flags)
+                _proc_fds[name] = target
+            except OSError:
+                pass
+        confinement.seal(keep)
+        # Stray prints must never corrupt the frame stream on stdout.
+        sys.stdout = sys.stderr
+        # PR_SET_PDEATHSIG is Linux's: elsewhere the flusher is the watch, from the start.
+        _OUTBOX.start(parent_pid, eager=not (die_with_parent and confinement.linux))
+        worker.serve()
+    except BaseException:
+        traceback.print_exc()  # to the template's stderr when RUN_REPL_WORKER_STDERR is set
+        os._exit(71)
+    os._exit(0)

@@ -1,9 +1,17 @@
-"""Worker processes: one fresh process per run, with a spare started ahead.
+"""Worker processes: a fresh one for every run, forked from a template.
 
-A spare loads QuickJS and the guest runtime while nobody waits for it, on a
-background thread; the next one starts when the run that took it ends (or
-soon after it began), so its start-up does not compete with that run for a
-core. A run never pays for a process start when runs are not back to back.
+By default (`mode="fork"`) the pool starts one template process
+(`template.py`) that has the guest runtime loaded, and each run's worker is a
+child forked from it: about a millisecond, against tens for a new process.
+One spare child is forked ahead, so a run finds its worker waiting. The
+parent itself never forks (it has threads); it hands the template the run's
+pipes and learns the child's pid (and a pidfd, so a kill never hits a
+recycled pid). If the template dies, the next run starts a new one; only the
+runs it was serving fail.
+
+Where fork is unavailable (or `RUN_REPL_WORKER_MODE=spawn`), each worker is
+a process of its own (`mode="spawn"`), started ahead on a background thread
+as a spare. Runs report which mode served them in `stats.worker_mode`.
 """
 
 from __future__ import annotations
@@ -11,42 +19,129 @@ from __future__ import annotations
 import atexit
 import importlib.util
 import os
+import select
 import signal
+import socket
 import subprocess
 import sys
 import threading
 import time
-from dataclasses import dataclass, field
+from collections import deque
 from pathlib import Path
+from typing import Literal
 
-WORKER_SCRIPT = Path(__file__).with_name("worker.py")
+from .template import CONTROL, EXITED, FAILED, FORK, FORKED, READY
 
-
-def _quickjs_dir() -> str:
-    spec = importlib.util.find_spec("_quickjs")
-    if spec is None or spec.origin is None:
-        raise RuntimeError(
-            "The QuickJS binding is missing: install run-repl's dependencies "
-            "(pip install run-repl, which brings quickjs-ng)."
-        )
-    return str(Path(spec.origin).parent)
+WorkerMode = Literal["fork", "spawn"]
+TEMPLATE_SCRIPT = Path(__file__).with_name("template.py")
+SANDBOX_DIR = str(Path(__file__).parent)
+LOST = -int(signal.SIGKILL)  # how a child ends when its template dies (PR_SET_PDEATHSIG)
+TEMPLATE_START_FAILURES = 2  # then the pool falls back to spawning workers
 
 
-@dataclass
+def _module_dirs() -> list[str]:
+    """Where the worker's imports live, for a `python -I -S` that has no site."""
+    dirs: list[str] = []
+    for name, required in (
+        ("_quickjs", True),
+        ("tree_sitter", True),
+        ("tree_sitter_typescript", True),
+        ("pyseccomp", False),
+    ):
+        spec = importlib.util.find_spec(name)
+        if spec is None or spec.origin is None:
+            if required:
+                raise RuntimeError(
+                    f"{name} is missing: install run-repl's dependencies "
+                    "(pip install run-repl brings quickjs-ng and tree-sitter)."
+                )
+            continue
+        path = Path(spec.origin).parent
+        if spec.submodule_search_locations:  # a package: its parent holds it
+            path = path.parent
+        if str(path) not in dirs:
+            dirs.append(str(path))
+    return dirs
+
+
+def _python_command() -> list[str]:
+    return [sys.executable, "-I", "-S", "-X", "utf8", str(TEMPLATE_SCRIPT), SANDBOX_DIR]
+
+
+def _child_env() -> dict[str, str]:
+    env = {"PATH": os.environ.get("PATH", ""), "LANG": "C.UTF-8", "PYTHONHASHSEED": "0"}
+    if os.environ.get("RUN_REPL_WORKER_STDERR"):
+        env["RUN_REPL_WORKER_STDERR"] = "1"  # the template lets its children write there too
+    return env
+
+
+def _stderr() -> int | None:
+    return None if os.environ.get("RUN_REPL_WORKER_STDERR") else subprocess.DEVNULL
+
+
+def fork_available() -> bool:
+    """Whether workers can be forked from a template here."""
+    return (
+        hasattr(os, "fork")
+        and hasattr(socket, "send_fds")
+        and hasattr(socket, "AF_UNIX")
+        and hasattr(os, "waitstatus_to_exitcode")
+    )
+
+
+def default_mode() -> WorkerMode:
+    forced = os.environ.get("RUN_REPL_WORKER_MODE")
+    if forced in ("fork", "spawn"):
+        return forced  # type: ignore[return-value]
+    return "fork" if fork_available() else "spawn"
+
+
+# ---------------------------------------------------------------------- workers
+
+
 class WorkerProcess:
-    proc: subprocess.Popen[bytes]
-    started_at: float
-    read_fd: int = field(init=False)
-    write_fd: int = field(init=False)
+    """One run's worker, as the session and the channel see it."""
 
-    def __post_init__(self) -> None:
-        assert self.proc.stdout is not None and self.proc.stdin is not None
-        self.read_fd = self.proc.stdout.fileno()
-        self.write_fd = self.proc.stdin.fileno()
+    mode: WorkerMode
+    read_fd: int
+    write_fd: int
+    started_at: float
+
+    @property
+    def pid(self) -> int:
+        raise NotImplementedError
+
+    def alive(self) -> bool:
+        raise NotImplementedError
+
+    def kill(self) -> None:
+        raise NotImplementedError
+
+    def close(self) -> None:
+        """Kill if needed and close our ends of the pipes."""
+        raise NotImplementedError
+
+    def exit_status(self) -> int | None:
+        """The exit code (negative: the signal), waiting briefly for the process to end."""
+        raise NotImplementedError
+
+
+class SpawnedWorker(WorkerProcess):
+    mode: WorkerMode = "spawn"
+
+    def __init__(self, proc: subprocess.Popen[bytes]) -> None:
+        assert proc.stdout is not None and proc.stdin is not None
+        self.proc = proc
+        self.started_at = time.perf_counter()
+        self.read_fd = proc.stdout.fileno()
+        self.write_fd = proc.stdin.fileno()
 
     @property
     def pid(self) -> int:
         return self.proc.pid
+
+    def alive(self) -> bool:
+        return self.proc.poll() is None
 
     def kill(self) -> None:
         if self.proc.returncode is None:
@@ -56,7 +151,6 @@ class WorkerProcess:
                 pass
 
     def close(self) -> None:
-        """Kill if needed, close our ends of the pipes, and reap when it has exited."""
         self.kill()
         for stream in (self.proc.stdin, self.proc.stdout):
             try:
@@ -67,15 +161,271 @@ class WorkerProcess:
         _REAPER.add(self.proc)
 
     def exit_status(self) -> int | None:
-        """The exit code (negative: the signal), waiting briefly for the process to end."""
         try:
             return self.proc.wait(timeout=0.5)
         except subprocess.TimeoutExpired:
             return None
 
 
+class ForkedWorker(WorkerProcess):
+    """A child of the template. Its pid arrives a moment after the request; a
+    kill asked for before then happens as soon as it does."""
+
+    mode: WorkerMode = "fork"
+
+    def __init__(self, template: TemplateProcess, read_fd: int, write_fd: int) -> None:
+        self.template = template
+        self.read_fd = read_fd
+        self.write_fd = write_fd
+        self.started_at = time.perf_counter()
+        self._pid = 0
+        self._pidfd = -1
+        self._lock = threading.Lock()
+        self._forked = threading.Event()
+        self._exited = threading.Event()
+        self.returncode: int | None = None
+        self._kill_asked = False
+        self._closed = False
+
+    @property
+    def pid(self) -> int:
+        """The child's pid (waits a moment if the template has not said it yet; 0 if it never does)."""
+        self._forked.wait(1.0)
+        return self._pid
+
+    def alive(self) -> bool:
+        return self.returncode is None and not self.template.dead
+
+    # called by the template's reader thread
+    def on_forked(self, pid: int, pidfd: int) -> None:
+        with self._lock:
+            self._pid, self._pidfd = pid, pidfd
+            if self._kill_asked:
+                self._signal()
+            if self._closed and self._kill_asked:
+                self._close_pidfd()
+        self._forked.set()
+
+    def on_exit(self, code: int) -> None:
+        with self._lock:
+            self.returncode = code
+            self._close_pidfd()
+        self._forked.set()
+        self._exited.set()
+
+    def _signal(self) -> None:
+        if self._pidfd >= 0:
+            try:
+                signal.pidfd_send_signal(self._pidfd, signal.SIGKILL)
+            except ProcessLookupError:
+                pass
+        elif self._pid and self.returncode is None:
+            # No pidfd (an old kernel): the pid, which the template has not reaped yet.
+            try:
+                os.kill(self._pid, signal.SIGKILL)
+            except ProcessLookupError:
+                pass
+
+    def _close_pidfd(self) -> None:
+        if self._pidfd >= 0:
+            os.close(self._pidfd)
+            self._pidfd = -1
+
+    def kill(self) -> None:
+        with self._lock:
+            if self.returncode is not None or self._closed:
+                return
+            self._kill_asked = True
+            if self._pid:
+                self._signal()
+
+    def close(self) -> None:
+        with self._lock:
+            if self._closed:
+                return
+            self._closed = True
+            if self.returncode is None:
+                self._kill_asked = True
+                self._signal()
+            if self._pid or self.returncode is not None:
+                self._close_pidfd()
+        for fd in (self.read_fd, self.write_fd):
+            try:
+                os.close(fd)
+            except OSError:
+                pass
+
+    def exit_status(self) -> int | None:
+        self._exited.wait(0.5)
+        return self.returncode
+
+
+# ---------------------------------------------------------------------- the template
+
+
+class TemplateProcess:
+    """The parent's end of one template process: requests go out on the
+    socket; a reader thread takes pids and exit codes back."""
+
+    def __init__(self, options: tuple[str, ...] = ()) -> None:
+        parent_end, child_end = socket.socketpair(socket.AF_UNIX, socket.SOCK_STREAM)
+        try:
+            self.proc = subprocess.Popen(
+                [
+                    *_python_command(),
+                    str(os.getpid()),
+                    "--control",
+                    str(child_end.fileno()),
+                    *options,
+                    "--",
+                    *_module_dirs(),
+                ],
+                stdin=subprocess.DEVNULL,
+                stdout=subprocess.DEVNULL,
+                stderr=_stderr(),
+                env=_child_env(),
+                pass_fds=[child_end.fileno()],
+                start_new_session=True,  # a Ctrl-C at the terminal is the parent's alone
+            )
+        except BaseException:
+            parent_end.close()
+            raise
+        finally:
+            child_end.close()
+        self.sock = parent_end
+        self.pid = self.proc.pid
+        self.dead = False
+        self.ready = threading.Event()
+        self.info: dict[str, object] = {}
+        self.error: str | None = None
+        self._lock = threading.Lock()
+        self._next = 0
+        self._requests: dict[int, ForkedWorker] = {}
+        self._children: dict[int, ForkedWorker] = {}
+        self._thread = threading.Thread(target=self._read, name="run-repl-template", daemon=True)
+        self._thread.start()
+
+    def fork(self) -> ForkedWorker:
+        """Ask for a child on two new pipes; returns at once (the pid follows)."""
+        child_in, to_child = os.pipe()
+        from_child, child_out = os.pipe()
+        worker = ForkedWorker(self, from_child, to_child)
+        try:
+            with self._lock:
+                if self.dead:
+                    raise RuntimeError("the template process has ended")
+                self._next += 1
+                self._requests[self._next] = worker
+                message = CONTROL.pack(FORK, self._next, 0, 0)
+                try:
+                    socket.send_fds(self.sock, [message], [child_in, child_out])
+                except OSError as exc:
+                    del self._requests[self._next]
+                    raise RuntimeError(f"the template process is gone ({exc})") from None
+        except BaseException:
+            worker.close()
+            raise
+        finally:
+            os.close(child_in)
+            os.close(child_out)
+        return worker
+
+    def _read(self) -> None:
+        inbox = bytearray()
+        fds: deque[int] = deque()
+        size = CONTROL.size
+        try:
+            while True:
+                data, new_fds, _flags, _addr = socket.recv_fds(self.sock, 4096, 4)
+                fds.extend(new_fds)
+                if not data:
+                    return
+                inbox += data
+                while len(inbox) >= size:
+                    kind, a, b, c = CONTROL.unpack_from(inbox)
+                    if kind in (READY, FAILED):
+                        if len(inbox) < size + a:
+                            break
+                        text = bytes(inbox[size : size + a]).decode("utf-8", "replace")
+                        del inbox[: size + a]
+                        self._on_status(kind, text)
+                        continue
+                    del inbox[:size]
+                    if kind == FORKED:
+                        pidfd = fds.popleft() if c and fds else -1
+                        with self._lock:
+                            worker = self._requests.pop(a, None)
+                            if worker is not None:
+                                self._children[b] = worker
+                        if worker is None:
+                            if pidfd >= 0:
+                                os.close(pidfd)
+                        else:
+                            worker.on_forked(b, pidfd)
+                    elif kind == EXITED:
+                        with self._lock:
+                            worker = self._children.pop(a, None)
+                        if worker is not None:
+                            worker.on_exit(b)
+        except OSError:
+            return
+        finally:
+            self._on_lost(fds)
+
+    def _on_status(self, kind: int, text: str) -> None:
+        if kind == READY:
+            import json
+
+            try:
+                self.info = json.loads(text)
+            except ValueError:
+                self.info = {}
+        else:
+            self.error = text
+        self.ready.set()
+
+    def _on_lost(self, fds: deque[int]) -> None:
+        """The template has ended: every run it still had is lost (its children
+        die with it), and nothing more is asked of it."""
+        with self._lock:
+            self.dead = True
+            lost = [*self._requests.values(), *self._children.values()]
+            self._requests.clear()
+            self._children.clear()
+            try:
+                self.sock.close()
+            except OSError:
+                pass
+        for worker in lost:
+            worker.on_exit(LOST)
+        for fd in fds:
+            os.close(fd)
+        self.ready.set()
+        try:
+            self.proc.wait(timeout=5)
+        except subprocess.TimeoutExpired:
+            self.proc.kill()
+            self.proc.wait()
+
+    def close(self, timeout: float = 2.0) -> None:
+        """End the template and, through it, every child; reap it."""
+        try:
+            self.sock.shutdown(socket.SHUT_RDWR)  # the template reads EOF; our reader too
+        except OSError:
+            pass
+        try:
+            self.proc.wait(timeout=timeout)
+        except subprocess.TimeoutExpired:
+            self.proc.kill()
+            self.proc.wait()
+        self._thread.join(timeout)
+
+
+# ---------------------------------------------------------------------- spawned
+
+
 class _Reaper:
-    """Collects exited workers without blocking anyone."""
+    """Collects exited spawned workers without blocking anyone."""
 
     def __init__(self) -> None:
         self._procs: list[subprocess.Popen[bytes]] = []
@@ -86,60 +436,204 @@ class _Reaper:
             self._procs.append(proc)
         self.reap()
 
-    def reap(self) -> None:
+    def reap(self, wait_s: float = 0.0) -> None:
+        """Collect what has exited; with `wait_s`, wait that long for the rest."""
+        deadline = time.monotonic() + wait_s
         with self._lock:
-            self._procs = [p for p in self._procs if p.poll() is None]
+            procs = self._procs
+        alive = []
+        for proc in procs:
+            if proc.poll() is None and wait_s:
+                try:
+                    proc.wait(timeout=max(0.0, deadline - time.monotonic()))
+                except subprocess.TimeoutExpired:
+                    pass
+            if proc.returncode is None:
+                alive.append(proc)
+        with self._lock:
+            self._procs = alive + [p for p in self._procs if p not in procs]
 
 
 _REAPER = _Reaper()
 
 
-class WorkerPool:
-    """Hands out fresh workers; keeps `spares` of them started ahead."""
+# ---------------------------------------------------------------------- the pool
 
-    def __init__(self, spares: int = 1) -> None:
+
+class WorkerPool:
+    """Hands out fresh workers, one per run; keeps `spares` of them ready ahead."""
+
+    def __init__(
+        self,
+        spares: int = 1,
+        mode: WorkerMode | None = None,
+        *,
+        _test_options: tuple[str, ...] = (),
+    ) -> None:
         self.spares = spares
+        # Tests only: "--probe" (workers report what their walls stop instead of
+        # running a snippet) and "--skip", LAYER (as on a machine without it).
+        self._options = _test_options
+        self.mode: WorkerMode = mode or default_mode()
+        self.fallback_reason: str | None = None  # why a fork pool spawns instead
         self._ready: list[WorkerProcess] = []
         self._lock = threading.Lock()
         self._wanted = threading.Condition(self._lock)
         self._thread: threading.Thread | None = None
+        self._template: TemplateProcess | None = None
+        self._template_failures = 0
         self._closed = False
-        self._quickjs_dir: str | None = None
         self._pid = os.getpid()
         self._refill_at = 0.0
-        self.started = 0
+        self.started = 0  # worker processes started or forked
 
+    # ------------------------------------------------------------ handing out
+    def take(self) -> WorkerProcess:
+        """A fresh worker: a ready spare if there is one, else one started now."""
+        with self._lock:
+            if self._closed:
+                raise RuntimeError("the worker pool is closed")
+            self._after_fork()
+            if self.mode == "fork":
+                forked = self._take_forked()
+                if forked is not None:
+                    return forked
+            self._ensure_thread()
+            while self._ready and not self._ready[0].alive():
+                self._ready.pop(0).close()
+            self._refill_at = time.monotonic() + REFILL_DELAY_S
+            self._wanted.notify_all()
+            if self._ready:
+                return self._ready.pop(0)
+        return self._spawn()
+
+    def _take_forked(self) -> WorkerProcess | None:
+        template = self._live_template()
+        if template is None:
+            return None  # it could not start: the pool spawns from now on
+        while self._ready and not self._ready[0].alive():
+            self._ready.pop(0).close()
+        worker = self._ready.pop(0) if self._ready else self._fork(template)
+        try:
+            while len(self._ready) < self.spares:
+                self._ready.append(self._fork(template))
+        except RuntimeError:
+            pass  # the template just died: the next take starts another
+        return worker
+
+    def _fork(self, template: TemplateProcess) -> ForkedWorker:
+        worker = template.fork()
+        self.started += 1
+        return worker
+
+    def _live_template(self) -> TemplateProcess | None:
+        """The running template, started (again) if needed; None once it has failed
+        to start TEMPLATE_START_FAILURES times in a row (the pool then spawns)."""
+        template = self._template
+        if template is not None and not template.dead:
+            return template
+        if template is not None:
+            if template.error is not None or not template.info:
+                self._template_failures += 1
+                self.fallback_reason = (template.error or "the template exited").split("\n")[0]
+            else:
+                self._template_failures = 0
+            for spare in self._ready:
+                spare.close()
+            self._ready = []
+        if self._template_failures >= TEMPLATE_START_FAILURES:
+            self.mode = "spawn"
+            self._template = None
+            return None
+        self._template = TemplateProcess(self._options)
+        return self._template
+
+    def _after_fork(self) -> None:
+        if os.getpid() != self._pid:
+            # A forked copy of this process must not use its parent's template or spares.
+            self._ready, self._thread, self._template, self._pid = [], None, None, os.getpid()
+
+    def release(self) -> None:
+        """A run ended: a good time to start the next spawned spare."""
+        with self._lock:
+            self._refill_at = 0.0
+            self._wanted.notify_all()
+
+    def warm(self, wait_s: float = 0.0) -> bool:
+        """Start the spares now (they are otherwise started on first use); with
+        `wait_s`, wait that long at most for all of them to be ready. True if they are."""
+        with self._lock:
+            self._after_fork()
+            if self.mode == "fork":
+                template = self._live_template()
+                if template is not None:
+                    try:
+                        while len(self._ready) < self.spares:
+                            self._ready.append(self._fork(template))
+                    except RuntimeError:
+                        pass
+            if self.mode == "spawn":
+                self._ensure_thread()
+                self._refill_at = 0.0
+                self._wanted.notify_all()
+        deadline = time.monotonic() + wait_s
+        while True:
+            with self._lock:
+                spares = list(self._ready) if len(self._ready) >= self.spares else []
+            # A ready spare has written its READY frame: its pipe is readable.
+            fds = [w.read_fd for w in spares]
+            if fds and len(select.select(fds, [], [], 0)[0]) == len(fds):
+                return True
+            if time.monotonic() >= deadline:
+                return False
+            time.sleep(0.001)
+
+    @property
+    def template_pid(self) -> int | None:
+        """The template process's pid, while one runs."""
+        template = self._template
+        return template.pid if template is not None and not template.dead else None
+
+    def close(self) -> None:
+        """End every spare and the template (and so its children); reap them all."""
+        with self._lock:
+            self._closed = True
+            ready, self._ready = self._ready, []
+            template, self._template = self._template, None
+            self._wanted.notify_all()
+        for worker in ready:
+            worker.close()
+        if template is not None:
+            template.close()
+        _REAPER.reap(wait_s=1.0)
+
+    # ------------------------------------------------------------ spawning
     def _spawn(self) -> WorkerProcess:
-        if self._quickjs_dir is None:
-            self._quickjs_dir = _quickjs_dir()
-        env = {"PATH": os.environ.get("PATH", ""), "LANG": "C.UTF-8", "PYTHONHASHSEED": "0"}
         proc = subprocess.Popen(
             [
-                sys.executable,
-                "-I",
-                "-S",
-                "-X",
-                "utf8",
-                str(WORKER_SCRIPT),
-                self._quickjs_dir,
+                *_python_command(),
                 str(os.getpid()),
+                "--spawn",
+                *self._options,
+                "--",
+                *_module_dirs(),
             ],
             stdin=subprocess.PIPE,
             stdout=subprocess.PIPE,
-            stderr=None if os.environ.get("RUN_REPL_WORKER_STDERR") else subprocess.DEVNULL,
-            env=env,
+            stderr=_stderr(),
+            env=_child_env(),
             close_fds=True,
             bufsize=0,
         )
         self.started += 1
         _REAPER.reap()
-        return WorkerProcess(proc, time.perf_counter())
+        return SpawnedWorker(proc)
 
     def _fill(self) -> None:
         while True:
             with self._lock:
                 while not self._closed:
-                    if len(self._ready) >= self.spares:
+                    if self.mode != "spawn" or len(self._ready) >= self.spares:
                         self._wanted.wait()
                         continue
                     # A spare starting takes a core for ~40 ms: not while a run
@@ -163,62 +657,9 @@ class WorkerPool:
                 self._wanted.notify_all()
 
     def _ensure_thread(self) -> None:
-        if os.getpid() != self._pid:
-            # A forked child must not use its parent's spares.
-            self._ready, self._thread, self._pid = [], None, os.getpid()
         if self._thread is None or not self._thread.is_alive():
             self._thread = threading.Thread(target=self._fill, name="run-repl-spares", daemon=True)
             self._thread.start()
-
-    def take(self) -> WorkerProcess:
-        """A fresh worker: a ready spare if there is one (the next starts when this
-        run ends, or after REFILL_DELAY_S), else one started now."""
-        with self._lock:
-            if self._closed:
-                raise RuntimeError("the worker pool is closed")
-            self._ensure_thread()
-            while self._ready and self._ready[0].proc.poll() is not None:
-                self._ready.pop(0).close()
-            self._refill_at = time.monotonic() + REFILL_DELAY_S
-            self._wanted.notify_all()
-            if self._ready:
-                return self._ready.pop(0)
-        return self._spawn()
-
-    def release(self) -> None:
-        """A run ended: a good time to start the next spare."""
-        with self._lock:
-            self._refill_at = 0.0
-            self._wanted.notify_all()
-
-    def warm(self, wait_s: float = 0.0) -> bool:
-        """Start the spares now (they are otherwise started on first use); with
-        `wait_s`, wait that long at most for all of them to be ready. True if they are."""
-        import select
-
-        with self._lock:
-            self._ensure_thread()
-            self._refill_at = 0.0
-            self._wanted.notify_all()
-        deadline = time.monotonic() + wait_s
-        while True:
-            with self._lock:
-                spares = list(self._ready) if len(self._ready) >= self.spares else []
-            # A ready spare has written its READY frame: its pipe is readable.
-            fds = [w.read_fd for w in spares]
-            if fds and len(select.select(fds, [], [], 0)[0]) == len(fds):
-                return True
-            if time.monotonic() >= deadline:
-                return False
-            time.sleep(0.001)
-
-    def close(self) -> None:
-        with self._lock:
-            self._closed = True
-            ready, self._ready = self._ready, []
-            self._wanted.notify_all()
-        for worker in ready:
-            worker.close()
 
 
 REFILL_DELAY_S = 2.0  # at the latest; usually the run that took the spare has ended first

@@ -1,0 +1,248 @@
+"""Workers forked from a template process: one fresh child per run, isolated,
+reaped, and never outliving the parent."""
+
+from __future__ import annotations
+
+import asyncio
+import os
+import signal
+import subprocess
+import sys
+import time
+
+import pytest
+
+from run_repl import Limits
+from run_repl.sandbox import worker_pool
+from run_repl.sandbox.runner import Runner
+from run_repl.sandbox.worker_pool import TemplateProcess, WorkerPool, WorkerProcess
+
+
+class RecordingPool(WorkerPool):
+    """A pool that remembers each worker it hands out."""
+
+    def __init__(self, **kwargs: object) -> None:
+        super().__init__(**kwargs)  # type: ignore[arg-type]
+        self.taken: list[WorkerProcess] = []
+
+    def take(self) -> WorkerProcess:
+        worker = super().take()
+        self.taken.append(worker)
+        return worker
+
+
+def _stat(pid: int) -> list[str] | None:
+    try:
+        with open(f"/proc/{pid}/stat") as fh:
+            return fh.read().rsplit(")", 1)[1].split()
+    except OSError:
+        return None
+
+
+def _parent_of(pid: int) -> int | None:
+    fields = _stat(pid)
+    return int(fields[1]) if fields else None
+
+
+def _exists(pid: int) -> bool:
+    """Running, or a zombie nobody has reaped."""
+    return _stat(pid) is not None
+
+
+def _running(pid: int) -> bool:
+    fields = _stat(pid)
+    return fields is not None and fields[0] != "Z"
+
+
+def _wait_gone(pids: list[int], seconds: float = 5.0) -> list[int]:
+    deadline = time.monotonic() + seconds
+    left = pids
+    while left and time.monotonic() < deadline:
+        time.sleep(0.02)
+        left = [p for p in left if _exists(p)]
+    return left
+
+
+def _open_fds() -> set[int]:
+    return {int(fd) for fd in os.listdir("/proc/self/fd")}
+
+
+@pytest.fixture
+def pool() -> RecordingPool:
+    made = RecordingPool()
+    yield made
+    made.close()
+
+
+async def test_each_run_is_a_fresh_child_of_one_template(pool: RecordingPool) -> None:
+    runner = Runner(pool=pool)
+    seen: list[tuple[int, int | None]] = []
+
+    def whoami() -> None:
+        pid = pool.taken[-1].pid
+        seen.append((pid, _parent_of(pid)))
+
+    results = [await runner.run("await h.whoami(); 1", {"h": {"whoami": whoami}}) for _ in range(3)]
+    assert [r.value for r in results] == [1, 1, 1]
+    assert {r.stats.worker_mode for r in results} == {"fork"}
+    template = pool.template_pid
+    assert template is not None and _running(template)
+    assert [parent for _pid, parent in seen] == [template] * 3
+    assert len({pid for pid, _parent in seen}) == 3
+    assert _wait_gone([pid for pid, _ in seen]) == []  # each one exited and was reaped
+
+
+async def test_per_run_settings_are_applied_after_fork(pool: RecordingPool) -> None:
+    runner = Runner(pool=pool)
+    grab = "const a = []; for (let i = 0; i < 40; i++) a.push('x'.repeat(1 << 20) + i); a.length"
+    small = await runner.run(grab, limits=Limits(memory_bytes=16 << 20))
+    large = await runner.run(grab, limits=Limits(memory_bytes=256 << 20))
+    assert small.error is not None and small.error.code == "RUN_MEMORY_EXCEEDED"
+    assert large.value == 40
+    # The clock and the seed are the run's own, not the template's.
+    draws = [(await runner.run("[Math.random(), Date.now()]")).value for _ in range(3)]
+    assert len({d[0] for d in draws}) == 3
+    now = time.time() * 1000
+    assert all(now - 60_000 < d[1] <= now + 1_000 for d in draws)
+
+
+async def test_a_crash_ends_only_its_child(pool: RecordingPool) -> None:
+    runner = Runner(pool=pool)
+    await runner.run("1")
+    template = pool.template_pid
+
+    async def crash() -> None:
+        os.kill(pool.taken[-1].pid, signal.SIGSEGV)
+        await asyncio.sleep(5)
+
+    result = await runner.run("await h.crash()", {"h": {"crash": crash}})
+    assert result.error is not None and result.error.code == "RUN_WORKER_CRASHED"
+    assert "SIGSEGV" in result.error.message
+    assert pool.template_pid == template and template is not None and _running(template)
+    assert (await runner.run("40 + 2")).value == 42
+
+
+async def test_a_dead_template_fails_only_the_runs_it_held(pool: RecordingPool) -> None:
+    runner = Runner(pool=pool)
+    await runner.run("1")
+    first = pool.template_pid
+    assert first is not None
+
+    async def kill_template() -> None:
+        os.kill(first, signal.SIGKILL)
+        await asyncio.sleep(5)
+
+    result = await runner.run("await h.k()", {"h": {"k": kill_template}})
+    assert result.error is not None and result.error.code == "RUN_WORKER_CRASHED"
+    after = await runner.run("40 + 2")
+    assert after.value == 42 and after.stats.worker_mode == "fork"
+    second = pool.template_pid
+    assert second is not None and second != first
+    assert _wait_gone([first]) == []  # reaped, not a zombie
+    # And when it dies between runs, the next run does not notice.
+    os.kill(second, signal.SIGKILL)
+    assert _wait_gone([second]) == []
+    assert (await runner.run("6 * 7")).value == 42
+
+
+def test_a_kill_asked_before_the_pid_is_known_still_happens() -> None:
+    template = TemplateProcess()
+    try:
+        worker = template.fork()
+        worker.kill()  # at once: the template has not answered yet
+        assert worker._exited.wait(10)
+        assert worker.exit_status() == -signal.SIGKILL
+        worker.close()
+    finally:
+        template.close()
+
+
+@pytest.mark.parametrize("mode", ["fork", "spawn"])
+async def test_close_leaves_no_process_zombie_or_descriptor(mode: str) -> None:
+    before = _open_fds()
+    pool = RecordingPool(mode=mode)
+    runner = Runner(pool=pool)
+    for _ in range(5):
+        assert (await runner.run("1 + 1")).value == 2
+    cancel = asyncio.Event()
+    spinning = asyncio.ensure_future(runner.run("while (true) {}", cancel=cancel))
+    await asyncio.sleep(0.3)
+    cancel.set()
+    assert (await spinning).error.code == "RUN_ABORTED"  # type: ignore[union-attr]
+    timed_out = await runner.run("while (true) {}", limits=Limits(timeout_ms=200))
+    assert timed_out.error is not None and timed_out.error.code == "RUN_TIMEOUT"
+    pool.warm(5.0)  # a spare is waiting: close must end it too
+    pids = [w.pid for w in pool.taken] + [w.pid for w in pool._ready]
+    template = pool.template_pid
+    pool.close()
+    if template is not None:
+        pids.append(template)
+    assert _wait_gone(pids) == [], "a worker or the template was left running or unreaped"
+    assert _open_fds() <= before
+
+
+CHILD_THAT_DIES = """
+import asyncio, os, signal
+from run_repl.sandbox.runner import Runner
+from run_repl.sandbox.worker_pool import WorkerPool
+
+async def main():
+    pool = WorkerPool()
+    runner = Runner(pool=pool)
+    task = asyncio.ensure_future(runner.run("while (true) {}"))
+    await asyncio.sleep(0.5)
+    pool.warm(2.0)
+    pids = [pool.template_pid] + [w.pid for w in pool._ready]
+    children = [int(p) for p in os.popen(f"ps -o pid= --ppid {pool.template_pid}").read().split()]
+    print(" ".join(map(str, pids + children)), flush=True)
+    os.kill(os.getpid(), signal.SIGKILL)
+
+asyncio.run(main())
+"""
+
+
+def test_the_template_and_its_children_die_with_the_parent() -> None:
+    out = subprocess.run(
+        [sys.executable, "-c", CHILD_THAT_DIES], capture_output=True, text=True, timeout=60
+    )
+    pids = [int(p) for p in out.stdout.split()]
+    assert len(pids) >= 3, out.stderr  # the template, the spare, the spinning run
+    left = _wait_gone(pids)
+    assert [p for p in left if _running(p)] == [], "processes outlived their parent"
+
+
+async def test_spawn_mode_works_and_says_so(monkeypatch: pytest.MonkeyPatch) -> None:
+    pool = WorkerPool(mode="spawn")
+    try:
+        result = await Runner(pool=pool).run("let x: number = 21; x * 2")
+        assert result.value == 42 and result.stats.worker_mode == "spawn"
+    finally:
+        pool.close()
+    monkeypatch.setenv("RUN_REPL_WORKER_MODE", "spawn")
+    assert worker_pool.default_mode() == "spawn"
+    monkeypatch.setenv("RUN_REPL_WORKER_MODE", "fork")
+    assert worker_pool.default_mode() == "fork"
+
+
+async def test_a_template_that_cannot_start_falls_back_to_spawning(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    # Without its modules' directory the template cannot import the binding or tree-sitter.
+    monkeypatch.setattr(worker_pool, "_module_dirs", lambda: ["/nonexistent"])
+    pool = WorkerPool()
+    try:
+        runner = Runner(pool=pool)
+        for _ in range(2 * worker_pool.TEMPLATE_START_FAILURES + 2):
+            result = await runner.run("1")
+            assert result.error is not None and result.error.code == "RUN_WORKER_CRASHED"
+            if pool.mode == "spawn":
+                break
+            await asyncio.sleep(0.2)
+        assert pool.mode == "spawn"
+        reason = pool.fallback_reason
+        assert reason is not None and reason.startswith("ModuleNotFoundError")
+        # Spawned workers cannot start either here: the run says why, and nothing hangs.
+        result = await runner.run("1")
+        assert result.error is not None and "ModuleNotFoundError" in result.error.message
+    finally:
+        pool.close()

@@ -31,7 +31,7 @@ from typing import Any
 
 import _quickjs
 
-from . import frames
+from . import frames, guest_sources
 from .confine import Confinement, probe_walls
 from .errors import TypeScriptSyntaxError
 from .source import PreparedSource, prepare_source
@@ -42,9 +42,6 @@ _ERR = 2
 _STATUS = 3  # /proc/self/status, opened before the walls go up (-1: none)
 _CLEAR_REFS = 4  # /proc/self/clear_refs, likewise
 SPIN_SECONDS = 0.0002
-WEB_EXPORTS = (
-    "URL, URLSearchParams, TextEncoder, TextDecoder, inspect, formatLogArgs, structuredCloneValue"
-)
 _proc_fds = {"status": -1, "clear_refs": -1}
 
 
@@ -230,19 +227,8 @@ class Worker:
         self.calls_closed = 0  # answered, or interrupted for this run
         self.ctx = _quickjs.Context()
         self.ctx.add_callable("__rr_send", self.bridge)
-        here = os.path.join(os.path.dirname(os.path.abspath(__file__)), "guest")
-        with open(os.path.join(here, "web.js"), encoding="utf-8") as fh:
-            web = fh.read()
-        with open(os.path.join(here, "prelude.js"), encoding="utf-8") as fh:
-            prelude = fh.read()
-        # web.js gets a scope of its own; the prelude sees only what it exports.
-        loader = (
-            "\n" * frames.PRELUDE_LINE_BASE
-            + '(function () { "use strict";\n'
-            + f"const {{ {WEB_EXPORTS} }} = (function () {{\n{web}\nreturn {{ {WEB_EXPORTS} }};\n}})();\n"
-            + prelude
-            + "\n})()"
-        )
+        # web/*.js in a scope of their own; the prelude sees only what they export.
+        loader = guest_sources.runtime_source(frames.PRELUDE_LINE_BASE)
         self.dispatch = self.ctx.eval(loader)
         self.dispatch("line_base", frames.PRELUDE_LINE_BASE)
 

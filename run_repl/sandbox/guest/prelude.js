@@ -1,7 +1,7 @@
 // The guest runtime: the JavaScript that runs inside QuickJS before a snippet.
 //
 // The worker evaluates it once, while it waits as a spare, as
-//     (function () { "use strict"; <web.js> <prelude.js> })()
+//     (function () { "use strict"; <web/*.js> <prelude.js> })()
 // placed far below line 1 (see PRELUDE_LINE_BASE in worker.py), so a stack
 // frame of this file is told from a snippet frame by its line number.
 // It returns `dispatch(op, ...args)`, the worker's only handle on the guest.

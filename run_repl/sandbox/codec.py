@@ -496,7 +496,7 @@ def encode(value: Any, *, max_bytes: int | None = None, handles: HandleTable | N
     top: list[Any] = [None]
     try:
         top[0] = enc.enc(value, top, 0)
-        text = json.dumps(top[0], separators=(",", ":"), allow_nan=False)
+        text = _JSON(top[0])
     except CodecError:
         raise
     except RecursionError:
@@ -509,6 +509,9 @@ def encode(value: Any, *, max_bytes: int | None = None, handles: HandleTable | N
     # ASCII (json's default) keeps lone surrogates and NULs safe on their way into QuickJS.
     return mode + text
 
+
+# One encoder for every call (json.dumps with options builds a new one each time).
+_JSON = json.JSONEncoder(separators=(",", ":"), allow_nan=False).encode
 
 SAMPLE_ITEMS = 256  # of a long list, encoded to estimate the whole
 

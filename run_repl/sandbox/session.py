@@ -467,7 +467,8 @@ class RunSession:
         on_handle = split_handle_path(path)
         # A call on a handle is recorded under the handle's label: api.project(…).functions.list
         shown = f"{self.handles.label(on_handle[0])}.{on_handle[1]}" if on_handle else path
-        record = CallRecord(
+        # Built from values we made ourselves: no need to validate them on every call.
+        record = CallRecord.model_construct(
             seq=seq,
             path=shown,
             args_preview=_args_preview(wire, args),

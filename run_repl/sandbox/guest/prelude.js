@@ -1516,8 +1516,10 @@ function dispatch(op, a, b, c, d, e) {
     case "configure": return configure(a);
     case "start": return start(a);
     case "settle": return settle(a, b, c, d, e);
-    case "state": return JSONstringify({ finished, calls_in_flight: callsInFlight, logs_dropped: logsDropped });
     case "line_base": preludeLineBase = a; return undefined;
+    // For the differential tests of web/*.js in this hardened realm: only Python holds
+    // `dispatch`, never a snippet.
+    case "test_exports": return { URL, URLSearchParams, TextEncoder, TextDecoder, inspect, formatLogArgs, structuredCloneValue };
   }
   throw new RealTypeError("unknown op " + op);
 }

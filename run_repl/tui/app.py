@@ -20,7 +20,9 @@ from textual import on, work
 from textual.app import App, ComposeResult, SystemCommand
 from textual.binding import Binding
 from textual.containers import Horizontal, Vertical
+from textual.notifications import SeverityLevel
 from textual.screen import Screen
+from textual.widget import Widget
 from textual.widgets import Footer, TabbedContent, TabPane
 
 from ..sandbox.result import CallRecord, LogLine, RunResult
@@ -32,6 +34,7 @@ from .components.error_view import RunErrorView
 from .components.log_panel import LogPanel
 from .components.status_bar import StatusBar
 from .components.value_view import ValueView
+from .guest_text import safe_lines, safe_text
 from .messages import (
     ApprovalDecided,
     CallUpdated,
@@ -62,6 +65,7 @@ class RunReplApp(App[int]):
         Binding("ctrl+s", "save_file", "Save", id="app.save", show=False),
         Binding("f2", "history", "History", id="app.history"),
         Binding("f1", "help", "Help", id="app.help"),
+        Binding("f3", "decide", "Decide", id="app.decide"),
         Binding("f4", "focus_next_panel", "Next panel", id="app.next_panel"),
         Binding("alt+1", "focus_panel('editor')", "Editor", id="app.focus_editor", show=False),
         Binding("alt+2", "focus_panel('value')", "Value", id="app.focus_value", show=False),
@@ -93,6 +97,7 @@ class RunReplApp(App[int]):
         self.pending_calls: dict[int, CallRecord] = {}
         self.decisions: dict[str, bool] = {}
         self.always_approve: set[str] = set()
+        self._focus_before_approval: Widget | None = None
         self.theme_problems: list[str] = []
         self.editor_themes: dict[str, Any] = {}
 
@@ -141,6 +146,25 @@ class RunReplApp(App[int]):
                 f"{len(pending)} approval(s) from earlier runs are pending: `run-repl approvals list`.",
                 timeout=8,
             )
+
+    def notify(
+        self,
+        message: str,
+        *,
+        title: str = "",
+        severity: SeverityLevel = "information",
+        timeout: float | None = None,
+        markup: bool = False,
+    ) -> None:
+        """A toast, never read as markup: messages carry paths, errors and guest text,
+        and markup there could restyle the toast or bind a click to an action."""
+        super().notify(
+            safe_lines(message),
+            title=safe_text(title),
+            severity=severity,
+            timeout=timeout,
+            markup=False,
+        )
 
     # ------------------------------------------------------------------ themes
     def get_theme_variable_defaults(self) -> dict[str, str]:
@@ -216,6 +240,10 @@ class RunReplApp(App[int]):
             return self.running and self.screen is self.screen_stack[0]
         if action == "run" and self.screen is not self.screen_stack[0]:
             return False
+        if action == "decide":
+            # Shown (and bound) only while an approval waits and the prompt is not deciding.
+            prompt = self.query_one(ApprovalPrompt)
+            return prompt.current is not None and not prompt.engaged
         return True
 
     def action_run(self) -> None:
@@ -238,6 +266,28 @@ class RunReplApp(App[int]):
     def action_cancel(self) -> None:
         if self.cancel_event is not None:
             self.cancel_event.set()
+
+    def action_decide(self) -> None:
+        """Engage the approval prompt: the one way (with the jump overlay) its keys decide."""
+        prompt = self.query_one(ApprovalPrompt)
+        if prompt.current is None:
+            return
+        if self.focused is not prompt:
+            self._focus_before_approval = self.focused
+        prompt.engage()
+
+    @on(ApprovalPrompt.Left)
+    def _approval_left(self) -> None:
+        self._refocus_after_approval()
+
+    def _refocus_after_approval(self) -> None:
+        before, self._focus_before_approval = self._focus_before_approval, None
+        if before is not None and before.is_attached and before.focusable:
+            before.focus()
+            return
+        editor = self.editor_tabs.active_editor
+        if editor is not None:
+            editor.focus()
 
     def action_focus_panel(self, name: str) -> None:
         if name == "editor":
@@ -563,9 +613,10 @@ class RunReplApp(App[int]):
         if not ask:
             self._resume()
             return
-        prompt = self.query_one(ApprovalPrompt)
-        prompt.ask(ask)
-        prompt.focus()
+        # Shown, never focused: what is being typed goes on going where it was going.
+        self.query_one(ApprovalPrompt).ask(ask)
+        self.refresh_bindings()
+        self.bell()
 
     @on(ApprovalDecided)
     def record_decision(self, event: ApprovalDecided) -> None:
@@ -579,6 +630,7 @@ class RunReplApp(App[int]):
                     self.always_approve.add(it.path)
         if self.query_one(ApprovalPrompt).current is None:
             self._resume()
+            self._refocus_after_approval()
 
     def _resume(self) -> None:
         result = self.current_result
@@ -597,9 +649,6 @@ class RunReplApp(App[int]):
             ]
         )
         self._execute(self.run_token, self.current_source, decisions)
-        editor = self.editor_tabs.active_editor
-        if editor is not None:
-            editor.focus()
 
     # ------------------------------------------------------------------ calls, history
     @on(CallsTable.OpenCall)

@@ -20,8 +20,8 @@ from textual.scroll_view import ScrollView
 from textual.strip import Strip
 from textual.widgets import Static
 
-from ...present.sanitize import safe as clean
 from ...sandbox.result import LogLine
+from ..guest_text import safe_lines
 
 LEVELS = ("debug", "log", "info", "warn", "error")
 LEVEL_RANK = {level: i for i, level in enumerate(LEVELS)}
@@ -141,7 +141,7 @@ Console lines of the run, as they are printed.
         text.append(format_time(line.at_ms) + " ", style="dim")
         text.append(f"{line.level:<5} ", style=LEVEL_STYLE.get(line.level, "") or "bold")
         # Guest text: control characters become visible escapes, never terminal commands.
-        text.append(clean(line.text), style=LEVEL_STYLE.get(line.level, ""))
+        text.append(safe_lines(line.text), style=LEVEL_STYLE.get(line.level, ""))
         return text
 
     def row_segments(self, index: int, row: int) -> list[Segment]:

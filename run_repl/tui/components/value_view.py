@@ -40,6 +40,7 @@ from textual.worker import get_current_worker
 from ...sandbox.result import RunResult
 from ...sandbox.result_store import MAX_PAGE, Page, ResultRefNotFound
 from ...sandbox.value_window import field_path, itemize
+from ..guest_text import safe_text
 
 PAGE_ITEMS = 100
 TREE_BATCH = 200  # children added per expansion, so a huge node mounts no more at once
@@ -50,9 +51,6 @@ FIRST_PAGE_ONLY = "only the stored first page is available: run the snippet agai
 Pager = Callable[[str, int, int], Page]
 """`runner.expand(ref, offset, limit)`: items [offset, offset + limit) of a stored value."""
 
-# Untrusted text must not drive the terminal: control characters (C0, DEL, C1)
-# and bidirectional overrides are shown as escapes, never written raw.
-_UNSAFE = re.compile(r"[\x00-\x1f\x7f-\x9f\u202a-\u202e\u2066-\u2069]")
 _TOKEN = re.compile(
     r'(?P<key>"(?:[^"\\]|\\.)*")(?=:)'
     r'|(?P<string>"(?:[^"\\]|\\.)*")'
@@ -86,13 +84,6 @@ def token_styles(widget: Widget) -> dict[str, Style]:
                 pass  # a bad theme colour is the theme loader's to report
         styles[name] = style
     return styles
-
-
-def safe_text(text: str) -> str:
-    """Text fit for the screen: tabs expanded, control characters as visible escapes."""
-    if "\t" in text:
-        text = text.expandtabs(4)
-    return _UNSAFE.sub(lambda m: f"\\u{ord(m.group()):04x}", text)
 
 
 def _cut(text: str, limit: int = MAX_LINE_CHARS) -> str:

@@ -20,6 +20,7 @@ from textual.widgets import DataTable, Input, Static
 from textual.worker import get_current_worker
 
 from ...store.records import RunRecord
+from ..guest_text import safe_lines, safe_text
 from ..messages import OpenInEditor, ShowResult
 from ..themes import rich_colour, rich_syntax_theme
 
@@ -272,8 +273,8 @@ Past runs, newest first. Type to search the source, the status or the error code
             format_when(run.started_at),
             Text(run.status, style=self._status_style(run.status)),
             Text(format_duration(run.duration_ms), justify="right"),
-            Text(run.error_code or "", style="dim"),
-            run.title[:80],
+            Text(safe_text(run.error_code or ""), style="dim"),
+            Text(safe_text(run.title[:80])),
         )
 
     def _status_style(self, status: str) -> str:
@@ -311,16 +312,17 @@ Past runs, newest first. Type to search the source, the status or the error code
             return
         source.update(self._highlighted_source(run.source))
         facts, value_lines, left_out = summarize_result(run.envelope or {"status": run.status})
+        facts = [safe_text(fact) for fact in facts]
         parts: list[RenderableType] = [Text(facts[0], style=self._status_style(run.status))]
         parts += [Text(line) for line in facts[1:]]
         if value_lines:
-            parts.append(self._syntax("\n".join(value_lines), "json"))
+            parts.append(self._syntax(safe_lines("\n".join(value_lines)), "json"))
         if left_out:
             parts.append(Text(f"… {left_out} more lines (r shows it all)", style="dim"))
         summary.update(Group(*parts))
 
     def _highlighted_source(self, source: str) -> Syntax:
-        return self._syntax(source.rstrip(), "typescript", line_numbers=True)
+        return self._syntax(safe_lines(source.rstrip()), "typescript", line_numbers=True)
 
     def _syntax(self, code: str, lexer: str, line_numbers: bool = False) -> Syntax:
         return Syntax(

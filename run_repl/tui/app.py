@@ -16,10 +16,11 @@ from functools import partial
 from pathlib import Path
 from typing import Any, ClassVar
 
-from textual import on, work
+from textual import events, on, work
 from textual.app import App, ComposeResult, SystemCommand
 from textual.binding import Binding
 from textual.containers import Horizontal, Vertical
+from textual.geometry import Offset
 from textual.notifications import SeverityLevel
 from textual.screen import Screen
 from textual.widget import Widget
@@ -29,7 +30,7 @@ from ..sandbox.result import CallRecord, LogLine, RunResult
 from ..workspace import Workspace
 from .components.approval_prompt import ApprovalPrompt
 from .components.calls_table import CallsTable
-from .components.editor import Buffer, BufferStore, EditorTabs
+from .components.editor import Buffer, BufferStore, CodeEditor, EditorTabs
 from .components.error_view import RunErrorView
 from .components.log_panel import LogPanel
 from .components.status_bar import StatusBar
@@ -45,6 +46,7 @@ from .messages import (
     RunSubmitted,
     ShowResult,
 )
+from .screens.jump import JumpTarget
 from .screens.path_prompt import PathPrompt
 
 FLUSH_SECONDS = (
@@ -60,19 +62,35 @@ class RunReplApp(App[int]):
     BINDINGS: ClassVar[list[Binding]] = [
         Binding("ctrl+enter,ctrl+j,f5", "run", "Run", id="app.run", priority=True),
         Binding("escape,ctrl+c", "cancel", "Cancel", id="app.cancel", priority=True),
+        Binding("f3", "decide", "Decide", id="app.decide"),
+        Binding("ctrl+o", "jump_to_panel", "Jump", id="app.jump"),
+        Binding("f4", "focus_next_panel", "Next panel", id="app.next_panel", show=False),
+        Binding(
+            "shift+f4",
+            "focus_next_panel(-1)",
+            "Previous panel",
+            id="app.previous_panel",
+            show=False,
+        ),
         Binding("ctrl+r", "rerun", "Re-run", id="app.rerun"),
-        Binding("ctrl+o", "open_file", "Open", id="app.open", show=False),
+        Binding("f8", "open_file", "Open file", id="app.open", show=False),
         Binding("ctrl+s", "save_file", "Save", id="app.save", show=False),
         Binding("f2", "history", "History", id="app.history"),
         Binding("f1", "help", "Help", id="app.help"),
-        Binding("f3", "decide", "Decide", id="app.decide"),
-        Binding("f4", "focus_next_panel", "Next panel", id="app.next_panel"),
-        Binding("alt+1", "focus_panel('editor')", "Editor", id="app.focus_editor", show=False),
-        Binding("alt+2", "focus_panel('value')", "Value", id="app.focus_value", show=False),
-        Binding("alt+3", "focus_panel('logs')", "Logs", id="app.focus_logs", show=False),
-        Binding("alt+4", "focus_panel('calls')", "Calls", id="app.focus_calls", show=False),
-        Binding("ctrl+q", "quit", "Quit", id="app.quit"),
+        # Known to everyone, listed in F1 and the palette: the footer keeps its room for Run.
+        Binding("ctrl+q", "quit", "Quit", id="app.quit", show=False),
     ]
+    # Keys whose every alternative the footer shows: ctrl+enter is plain enter in
+    # many terminals, so `^⏎` alone would hide the keys that do work.
+    ALL_KEYS_SHOWN: ClassVar[frozenset[str]] = frozenset({"app.run"})
+    PANELS: ClassVar[tuple[str, ...]] = ("editor", "value", "logs", "calls")
+    PANEL_TITLES: ClassVar[dict[str, str]] = {
+        "editor": "Editor",
+        "value": "Value",
+        "logs": "Logs",
+        "calls": "Calls",
+        "approval": "Approval",
+    }
 
     def __init__(
         self,
@@ -112,13 +130,18 @@ class RunReplApp(App[int]):
             ]
         with Horizontal(id="main"):
             with Vertical(id="left"):
-                yield EditorTabs(self.buffer_store, initial=initial, id="editor")
-                with TabbedContent(id="bottom"):
+                editor = EditorTabs(self.buffer_store, initial=initial, id="editor")
+                editor.border_title = "Editor"
+                editor.add_class("panel")
+                yield editor
+                with TabbedContent(id="bottom", classes="panel") as bottom:
+                    bottom.border_title = "Logs"
                     with TabPane("Logs", id="logs-pane"):
                         yield LogPanel(id="logs")
                     with TabPane("Calls", id="calls-pane"):
                         yield CallsTable(id="calls")
-            with Vertical(id="right"):
+            with Vertical(id="right", classes="panel") as right:
+                right.border_title = "Value"
                 yield RunErrorView(id="error")
                 yield ValueView(id="value")
         yield ApprovalPrompt(id="approval")
@@ -165,6 +188,39 @@ class RunReplApp(App[int]):
             timeout=timeout,
             markup=False,
         )
+
+    def get_key_display(self, binding: Binding) -> str:
+        if binding.id in self.ALL_KEYS_SHOWN:
+            keys = [
+                active.binding
+                for active in self.screen.active_bindings.values()
+                if active.binding.id == binding.id
+            ]
+            if len(keys) > 1:
+                return "/".join(super(RunReplApp, self).get_key_display(k) for k in keys)
+        return super().get_key_display(binding)
+
+    # ------------------------------------------------------------------ focus
+    def panel_of(self, widget: Widget | None) -> str | None:
+        """Which panel a widget belongs to (editor, value, logs, calls, approval), if any."""
+        for node in [widget, *(widget.ancestors if widget is not None else [])]:
+            ident = getattr(node, "id", None)
+            if ident in ("editor", "logs", "calls", "approval"):
+                return ident
+            if ident == "right":
+                return "value"
+        return None
+
+    @on(events.DescendantFocus)
+    def _focus_moved(self, event: events.DescendantFocus) -> None:
+        panel = self.panel_of(event.widget)
+        if panel is not None:
+            self.status.panel = self.PANEL_TITLES[panel]
+
+    @on(TabbedContent.TabActivated, "#bottom")
+    def _bottom_tab(self, event: TabbedContent.TabActivated) -> None:
+        bottom = self.query_one("#bottom", TabbedContent)
+        bottom.border_title = "Calls" if event.pane.id == "calls-pane" else "Logs"
 
     # ------------------------------------------------------------------ themes
     def get_theme_variable_defaults(self) -> dict[str, str]:
@@ -248,20 +304,24 @@ class RunReplApp(App[int]):
 
     def action_run(self) -> None:
         editor = self.editor_tabs.active_editor
-        buffer = self.editor_tabs.active_buffer
         if editor is None:
             return
+        # Keys typed just before the run key may still wait in the editor's queue
+        # (the run key is a priority binding, handled first): read the text after them.
+        editor.call_later(self._submit_from, editor)
+
+    def _submit_from(self, editor: CodeEditor) -> None:
         source = editor.run_text()
         if not source.strip():
             self.notify("Nothing to run: the buffer is empty.", severity="warning")
             return
-        self.post_message(RunSubmitted(source, buffer.title if buffer else "untitled"))
+        self.post_message(RunSubmitted(source))
 
     def action_rerun(self) -> None:
         if self.last_source is None:
             self.notify("Nothing has run yet.", severity="warning")
             return
-        self.post_message(RunSubmitted(self.last_source, "re-run"))
+        self.post_message(RunSubmitted(self.last_source))
 
     def action_cancel(self) -> None:
         if self.cancel_event is not None:
@@ -295,19 +355,52 @@ class RunReplApp(App[int]):
             if editor is not None:
                 editor.focus()
             return
+        if name == "approval":
+            self.action_decide()
+            return
         if name in ("logs", "calls"):
             self.query_one("#bottom", TabbedContent).active = f"{name}-pane"
-        self.query_one(f"#{name}").focus()
+        # After the refresh: a pane just shown cannot take the focus before it is laid out.
+        target = self.query_one(f"#{name}")
+        self.call_after_refresh(target.focus)
 
-    def action_focus_next_panel(self) -> None:
-        order = ["editor", "value", "logs", "calls"]
-        focused = self.focused
-        current = 0
-        for i, name in enumerate(order):
-            widget = self.editor_tabs if name == "editor" else self.query_one(f"#{name}")
-            if focused is not None and (focused is widget or widget in focused.ancestors):
-                current = i
-        self.action_focus_panel(order[(current + 1) % len(order)])
+    def action_focus_next_panel(self, step: int = 1) -> None:
+        """F4 (shift+F4): the next (previous) panel, hidden tabs included."""
+        order = self.PANELS
+        current = self.panel_of(self.focused)
+        index = order.index(current) if current in order else -step
+        self.action_focus_panel(order[(index + step) % len(order)])
+
+    def jump_targets(self) -> list[JumpTarget]:
+        """The letters of the jump overlay, each over its panel (or tab)."""
+
+        def at(widget: Widget, dx: int = 1, dy: int = 0) -> Offset:
+            region = widget.region
+            return Offset(region.x + dx, region.y + dy)
+
+        bottom = self.query_one("#bottom", TabbedContent)
+        targets = [
+            JumpTarget("e", "editor", at(self.editor_tabs, 12)),
+            JumpTarget("v", "value", at(self.query_one("#right"), 11)),
+            JumpTarget("l", "logs", at(bottom.get_tab("logs-pane"), 1, 1)),
+            JumpTarget("c", "calls", at(bottom.get_tab("calls-pane"), 1, 1)),
+        ]
+        prompt = self.query_one(ApprovalPrompt)
+        if prompt.current is not None:
+            targets.append(JumpTarget("a", "approval", at(prompt, 2)))
+        targets.append(JumpTarget("o", "open a file", None))
+        return targets
+
+    def action_jump_to_panel(self) -> None:
+        from .screens.jump import JumpOverlay
+
+        def jumped(name: str | None) -> None:
+            if name == "open a file":
+                self.action_open_file()
+            elif name is not None:
+                self.action_focus_panel(name)
+
+        self.push_screen(JumpOverlay(self.jump_targets()), jumped)
 
     def action_history(self) -> None:
         from .screens.history import HistoryScreen

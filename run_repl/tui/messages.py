@@ -19,7 +19,6 @@ from ..sandbox.result import CallRecord, LogLine, RunResult
 @dataclass
 class RunSubmitted(Message):
     source: str
-    buffer_name: str
 
 
 @dataclass

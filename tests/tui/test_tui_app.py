@@ -82,7 +82,7 @@ async def test_logs_stream_and_filter(app_and_pilot: tuple[RunReplApp, Any]) -> 
     assert [line.text for line in logs.lines if logs._visible(line)] == ["w", "e"]
     await pilot.press("space")
     assert logs.follow is False
-    await pilot.press("c")
+    await pilot.press("ctrl+l")
     assert logs.lines == []
 
 
@@ -103,7 +103,7 @@ async def test_call_detail_opens_on_enter(app_and_pilot: tuple[RunReplApp, Any])
     app, pilot = app_and_pilot
     await set_source(pilot, "await crm.getAccount('acc_0007')")
     await run_to_end(pilot)
-    await pilot.press("alt+4")
+    await pilot.press("ctrl+o", "c")
     await pilot.press("enter")
     await pilot.pause()
     assert isinstance(app.screen, CallDetailScreen)

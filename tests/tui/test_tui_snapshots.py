@@ -59,7 +59,7 @@ def test_after_a_run_with_a_paged_value(stable: Path, snap_compare: Any) -> None
 
     async def run_before(pilot: Any) -> None:
         await finish(pilot, source)
-        await pilot.press("alt+2")
+        await pilot.press("ctrl+o", "v")
         await pilot.press("n")  # the second page of items
         await still(pilot)
 
@@ -97,3 +97,19 @@ def test_approval_pending_at_80_columns(stable: Path, snap_compare: Any) -> None
         await finish(pilot, PUBLISH)
 
     assert snap_compare(make_app(stable), terminal_size=(80, 24), run_before=run_before)
+
+
+def test_jump_overlay(stable: Path, snap_compare: Any) -> None:
+    """ctrl+o: a letter on every panel, and what each letter does."""
+
+    async def run_before(pilot: Any) -> None:
+        await still(pilot)
+        await pilot.press("ctrl+o")
+        await pilot.pause()
+
+    assert snap_compare(make_app(stable), terminal_size=SIZE, run_before=run_before)
+
+
+def test_idle_screen_at_80_columns(stable: Path, snap_compare: Any) -> None:
+    """The run hint and the run keys fit."""
+    assert snap_compare(make_app(stable), terminal_size=(80, 24), run_before=still)

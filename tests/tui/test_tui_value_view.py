@@ -378,7 +378,7 @@ async def test_copy_entries_and_lines() -> None:
 async def export(
     app: Harness, pilot: Any, path: Path, messages: list[Message]
 ) -> ValueView.ExportFinished:
-    await pilot.press("e")
+    await pilot.press("ctrl+e")
     prompt = app.query_one("#value-prompt-input", Input)
     assert prompt.value.startswith("./value-")
     prompt.value = str(path)

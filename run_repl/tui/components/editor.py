@@ -23,7 +23,7 @@ from textual.widgets import TabbedContent, TabPane, TextArea
 
 LARGE_BUFFER_LINES = 5000
 LANGUAGE = "typescript"
-DEFAULT_SOURCE = """// Write TypeScript against the host's functions; ctrl+enter (or F5) runs it.
+DEFAULT_SOURCE = """// F5 or ctrl+j runs · F1 help
 const [customer] = await crm.listAccounts()
 return await store.listOrders(customer.id)
 """
@@ -53,10 +53,14 @@ class CodeEditor(TextArea):
 TypeScript or JavaScript: the body of an async function. Top-level `await` works;
 the last expression (or an explicit `return`) is the run's value.
 
-- **ctrl+enter**, **ctrl+j** or **F5**: run the buffer (or the selection)
+- **F5**, **ctrl+j** or **ctrl+enter**: run the buffer (or the selection); ctrl+enter is
+  plain enter in many terminals, so F5 and ctrl+j are the ones that always work
 - **escape** / **ctrl+c** while running: cancel
 - **ctrl+r**: run the last snippet again
-- **ctrl+n** new buffer, **ctrl+o** open a file, **ctrl+s** save, **ctrl+w** close the buffer
+- **ctrl+o**: jump: a letter on every panel (e editor, v value, l logs, c calls,
+  a approval) and **o** to open a file; **F4** / **shift+F4**: next / previous panel
+- **F3**: decide a pending approval (your keys never reach it otherwise)
+- **ctrl+n** new buffer, **F8** open a file, **ctrl+s** save, **ctrl+w** close the buffer
 """
 
     def __init__(self, text: str = "", *, name: str | None = None, id: str | None = None) -> None:
@@ -151,9 +155,9 @@ class EditorTabs(Vertical):
     """Tabs of buffers. The app asks it for the active editor and its text."""
 
     BINDINGS: ClassVar[list[Binding]] = [
-        Binding("ctrl+n", "new_buffer", "New", id="editor.new"),
+        Binding("ctrl+n", "new_buffer", "New", id="editor.new", show=False),
         # Before the TextArea's own ctrl+w (delete word left; ctrl+backspace still does that).
-        Binding("ctrl+w", "close_buffer", "Close", id="editor.close", priority=True),
+        Binding("ctrl+w", "close_buffer", "Close", id="editor.close", priority=True, show=False),
         Binding("ctrl+pagedown", "next_tab", "Next tab", show=False, id="editor.next_tab"),
         Binding(
             "ctrl+pageup", "previous_tab", "Previous tab", show=False, id="editor.previous_tab"

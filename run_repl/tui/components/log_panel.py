@@ -88,14 +88,14 @@ Console lines of the run, as they are printed.
 
 - **space**: pause or follow the end
 - **f**: show only lines at or above a level (cycles debug → log → info → warn → error)
-- **c**: clear, **y**: copy the shown lines
+- **ctrl+l**: clear, **y**: copy the shown lines
 - arrows, page up/down, home/end: scroll
 """
 
     BINDINGS: ClassVar[list[Binding]] = [
         Binding("space", "toggle_follow", "Pause/follow", id="logs.follow"),
         Binding("f", "cycle_filter", "Filter", id="logs.filter"),
-        Binding("c", "clear", "Clear", id="logs.clear"),
+        Binding("ctrl+l", "clear", "Clear", id="logs.clear"),
         Binding("y", "copy", "Copy", id="logs.copy"),
         Binding("up", "scroll('up')", "Up", show=False, id="logs.up"),
         Binding("down", "scroll('down')", "Down", show=False, id="logs.down"),

@@ -594,7 +594,7 @@ fetched from the stored result; the header says which items you see.
 | `t` / `enter` | the selected item as a tree (`enter`/`space` fold; `t` or `escape` back) |
 | `y` | copy the selected item (in the tree: the node) as JSON |
 | `Y` | copy the page as JSON |
-| `e` | export the whole value to a file, page by page |
+| `ctrl+e` | export the whole value to a file, page by page (asks before replacing one) |
 
 A result kept in history may be gone from the store: then only its first
 page is shown, and the header says so.
@@ -607,7 +607,8 @@ page is shown, and the header says so.
         Binding("t,enter", "toggle_tree", "Tree", id="value.tree"),
         Binding("y", "copy_item", "Copy item", id="value.copy_item"),
         Binding("Y", "copy_page", "Copy page", id="value.copy_page"),
-        Binding("e", "export", "Export", id="value.export"),
+        # Not a letter: a word typed here by mistake must never write a file.
+        Binding("ctrl+e", "export", "Export", id="value.export"),
         Binding("down,j", "next_item", "Next item", id="value.next_item", show=False),
         Binding("up,k", "previous_item", "Previous item", id="value.previous_item", show=False),
         Binding("home", "first_item", "First item", id="value.first_item", show=False),
@@ -651,10 +652,11 @@ page is shown, and the header says so.
         .value-view--literal { color: $text-secondary; text-style: italic; }
         .value-view--punct { color: $text-muted; }
         .value-view--gutter { color: $text-muted; }
-        .value-view--gutter-cursor { color: $text-accent; text-style: bold; }
-        .value-view--cursor { background: $primary 20%; }
+        .value-view--gutter-cursor { color: $text-muted; text-style: bold; }
+        .value-view--cursor { background: $foreground 7%; }
+        &:focus .value-view--gutter-cursor { color: $text-accent; }
         .value-view--placeholder { color: $text-muted; text-style: italic; }
-        &:focus .value-view--cursor { background: $primary 35%; }
+        &:focus .value-view--cursor { background: $accent 30%; }
     }
     """
 
@@ -683,6 +685,7 @@ page is shown, and the header says so.
         self._prompt_label = Label(id="value-prompt-label")
         self._prompt_input = Input(id="value-prompt-input")
         self._prompt_kind: str | None = None
+        self._replacing: Path | None = None
         self._shown: _Shown | None = None
         self._pager: Pager | None = None
         self._items: list[Any] = []
@@ -1126,8 +1129,14 @@ page is shown, and the header says so.
                 self.notify(f"Not an item number: {text!r}.", title="Value", severity="warning")
                 return
             self.jump_to(number)
-        elif kind == "export" and text:
-            self.export_to(Path(text).expanduser())
+        elif kind in ("export", "replace") and text:
+            path = Path(text).expanduser()
+            if path.exists() and not (kind == "replace" and path == self._replacing):
+                # Replacing a file takes a second, deliberate enter on the same name.
+                self._replacing = path
+                self._open_prompt("replace", f"{path} exists: enter replaces it:", text)
+                return
+            self.export_to(path)
 
     # ------------------------------------------------------------------ export
     def _default_export_path(self) -> str:

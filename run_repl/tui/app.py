@@ -20,11 +20,12 @@ from textual import events, on, work
 from textual.app import App, ComposeResult, SystemCommand
 from textual.binding import Binding
 from textual.containers import Horizontal, Vertical
+from textual.css.query import NoMatches
 from textual.geometry import Offset
 from textual.notifications import SeverityLevel
 from textual.screen import Screen
 from textual.widget import Widget
-from textual.widgets import Footer, TabbedContent, TabPane
+from textual.widgets import Footer, TabbedContent, TabPane, TextArea
 
 from ..sandbox.result import CallRecord, LogLine, RunResult
 from ..workspace import Workspace
@@ -123,7 +124,7 @@ class RunReplApp(App[int]):
     def compose(self) -> ComposeResult:
         initial: list[Buffer] | None = None
         if self.initial_file is not None:
-            stored = self.buffer_store.load()
+            stored = self.buffer_store.load().buffers
             initial = [
                 Buffer(Path(self.initial_file).name, self.initial_source or "", self.initial_file),
                 *[b for b in stored if b.path != self.initial_file],
@@ -160,7 +161,8 @@ class RunReplApp(App[int]):
         status.host_name = self.ws.host.name
         if self.ws.store.location.startswith("memory"):
             status.store_note = "in-memory store"
-        for warning in [*self.ws.warnings, *self.theme_problems]:
+        problems = [self.editor_tabs.problem] if self.editor_tabs.problem else []
+        for warning in [*self.ws.warnings, *self.theme_problems, *problems]:
             self.notify(warning, severity="warning", timeout=10)
         self.set_interval(FLUSH_SECONDS, self._flush_logs)
         pending = self.ws.store.list_approvals()
@@ -248,15 +250,17 @@ class RunReplApp(App[int]):
         self._apply_editor_theme(self.theme)
 
     def _apply_editor_theme(self, name: str) -> None:
-        editor_theme = self.editor_themes.get(name)
-        from textual.widgets import TextArea
-
         for area in self.query(TextArea):
-            if editor_theme is not None:
-                area.register_theme(editor_theme)
-                area.theme = editor_theme.name
-            else:
-                area.theme = "css"
+            self.style_editor(area)
+
+    def style_editor(self, area: TextArea) -> None:
+        """Give an editor the app theme's syntax colours (editors made later call this too)."""
+        editor_theme = self.editor_themes.get(self.theme)
+        if editor_theme is not None:
+            area.register_theme(editor_theme)
+            area.theme = editor_theme.name
+        else:
+            area.theme = "css"
 
     def _on_theme_changed(self, theme: Any) -> None:
         self._apply_editor_theme(theme.name)
@@ -782,18 +786,35 @@ class RunReplApp(App[int]):
             detail="from history",
         )
 
+    @on(EditorTabs.SaveAsRequested)
+    def _save_as_then_close(self, event: EditorTabs.SaveAsRequested) -> None:
+        tabs = self.editor_tabs
+
+        async def chosen(path: str | None) -> None:
+            buffer = next((b for b in tabs.buffers if b.key == event.key), None)
+            if not path or buffer is None:
+                return
+            try:
+                tabs.save(buffer, Path(path).expanduser())
+            except OSError as exc:
+                self.notify(f"Cannot save {path}: {exc}", severity="error")
+                return
+            await tabs.close(buffer)
+
+        self.push_screen(PathPrompt("Save the buffer as", placeholder="snippet.ts"), chosen)
+
     # ------------------------------------------------------------------ leaving
-    def on_unmount(self) -> None:
+    def _persist_buffers(self) -> None:
         try:
             self.editor_tabs.persist()
-        except Exception:
-            pass
+        except NoMatches:
+            pass  # the editor is already gone: it was persisted when it could be
+
+    def on_unmount(self) -> None:
+        self._persist_buffers()
 
     async def action_quit(self) -> None:
-        try:
-            self.editor_tabs.persist()
-        except Exception:
-            pass
+        self._persist_buffers()
         self.exit(0)
 
 

@@ -113,3 +113,15 @@ def test_jump_overlay(stable: Path, snap_compare: Any) -> None:
 def test_idle_screen_at_80_columns(stable: Path, snap_compare: Any) -> None:
     """The run hint and the run keys fit."""
     assert snap_compare(make_app(stable), terminal_size=(80, 24), run_before=still)
+
+
+def test_closing_an_unsaved_buffer_asks(stable: Path, snap_compare: Any) -> None:
+    """The ● on the tab, and the question with Cancel focused."""
+
+    async def run_before(pilot: Any) -> None:
+        await still(pilot)
+        await pilot.press("ctrl+n", *"draft", "ctrl+w")
+        await pilot.pause()
+        await still(pilot)
+
+    assert snap_compare(make_app(stable), terminal_size=SIZE, run_before=run_before)

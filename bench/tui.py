@@ -136,7 +136,7 @@ async def paging_ms() -> float:
             "const out = []; for (let i = 0; i < 1000000; i++) out.push({ id: i, name: 'item' + i }); return out"
         )
         app.post_message(events.Key("ctrl+j", None))
-        while app.current_result is None or app.running:
+        while app.runs.result is None or app.running:
             await asyncio.sleep(0.05)
         view = app.query_one(ValueView)
         view.focus()

@@ -9,25 +9,26 @@ handlers here own every change of state:
 
 from __future__ import annotations
 
-import asyncio
 import gc
 from collections.abc import Iterable
 from functools import partial
 from pathlib import Path
 from typing import Any, ClassVar
 
-from textual import events, on, work
+from pydantic import ValidationError
+from textual import events, on
 from textual.app import App, ComposeResult, SystemCommand
 from textual.binding import Binding
 from textual.containers import Horizontal, Vertical
 from textual.css.query import NoMatches
 from textual.geometry import Offset
 from textual.notifications import SeverityLevel
+from textual.reactive import reactive
 from textual.screen import Screen
 from textual.widget import Widget
 from textual.widgets import Footer, TabbedContent, TabPane, TextArea
 
-from ..sandbox.result import CallRecord, LogLine, RunResult
+from ..sandbox.result import LogLine, RunResult
 from ..workspace import Workspace
 from .components.approval_prompt import ApprovalPrompt
 from .components.calls_table import CallsTable
@@ -45,8 +46,9 @@ from .messages import (
     RunFinished,
     RunInterrupted,
     RunSubmitted,
-    ShowResult,
 )
+from .run_controller import RunController
+from .screens.history import OpenSource, ShowStored
 from .screens.jump import JumpTarget
 from .screens.path_prompt import PathPrompt
 
@@ -57,6 +59,9 @@ FLUSH_SECONDS = (
 
 class RunReplApp(App[int]):
     TITLE = "run-repl"
+
+    running: reactive[bool] = reactive(False, bindings=True)
+    """A run is going: escape and ctrl+c cancel it (bindings follow this)."""
     # Absolute, so a subclass defined elsewhere still finds it.
     CSS_PATH = Path(__file__).with_name("app.tcss")
 
@@ -106,16 +111,7 @@ class RunReplApp(App[int]):
         self.initial_file = file
         self.initial_source = source
         self.buffer_store = BufferStore(buffers_path or workspace.data_dir / "buffers.json")
-        self.run_token = 0
-        self.running = False
-        self.cancel_event: asyncio.Event | None = None
-        self.last_source: str | None = None
-        self.current_source: str | None = None
-        self.current_result: RunResult | None = None
-        self.pending_logs: list[LogLine] = []
-        self.pending_calls: dict[int, CallRecord] = {}
-        self.decisions: dict[str, bool] = {}
-        self.always_approve: set[str] = set()
+        self.runs = RunController(self, workspace)
         self._focus_before_approval: Widget | None = None
         self.theme_problems: list[str] = []
         self.editor_themes: dict[str, Any] = {}
@@ -322,14 +318,13 @@ class RunReplApp(App[int]):
         self.post_message(RunSubmitted(source))
 
     def action_rerun(self) -> None:
-        if self.last_source is None:
+        if self.runs.last_source is None:
             self.notify("Nothing has run yet.", severity="warning")
             return
-        self.post_message(RunSubmitted(self.last_source))
+        self.post_message(RunSubmitted(self.runs.last_source))
 
     def action_cancel(self) -> None:
-        if self.cancel_event is not None:
-            self.cancel_event.set()
+        self.runs.cancel()
 
     def action_decide(self) -> None:
         """Engage the approval prompt: the one way (with the jump overlay) its keys decide."""
@@ -409,7 +404,7 @@ class RunReplApp(App[int]):
     def action_history(self) -> None:
         from .screens.history import HistoryScreen
 
-        self.push_screen(HistoryScreen(self.ws.store))
+        self.push_screen(HistoryScreen(self.ws.store), self._history_chosen)
 
     def action_help(self) -> None:
         from .screens.help import HelpScreen
@@ -556,100 +551,41 @@ class RunReplApp(App[int]):
         if self.running:
             self.notify("A run is in progress: escape cancels it.", severity="warning")
             return
-        self.last_source = event.source
-        self._begin(event.source)
-        self._execute(self.run_token, event.source, None)
+        self._clear_panels()
+        self.runs.start(event.source)
+        self._started()
 
-    def _begin(self, source: str, *, resumed: bool = False) -> None:
-        self.run_token += 1
-        self.running = True
-        self.current_source = source
-        self.cancel_event = asyncio.Event()
-        self.pending_logs.clear()
-        self.pending_calls.clear()
+    def _clear_panels(self) -> None:
+        self.calls.clear_calls()
+        self.value_view.show_result(None, None)
+        self.query_one(ApprovalPrompt).clear()
+
+    def _started(self) -> None:
         self.logs.clear()
-        if not resumed:
-            self.calls.clear_calls()
-            self.value_view.show_result(None, None)
-            self.decisions.clear()
         self.query_one(RunErrorView).show_error(None)
         self.status.start()
-        self.refresh_bindings()
-
-    @work(group="run", exclusive=False)
-    async def _execute(self, token: int, source: str, decisions: dict[str, Any] | None) -> None:
-        def on_log(line: LogLine) -> None:
-            self.pending_logs.append(line)
-
-        def on_call(call: CallRecord) -> None:
-            self.post_message(CallUpdated(token, call))
-
-        cancel = self.cancel_event
-        try:
-            if decisions is None:
-                result = await self.ws.run(source, on_log=on_log, on_call=on_call, cancel=cancel)
-            else:
-                result = await self.ws.decide(
-                    decisions, on_log=on_log, on_call=on_call, cancel=cancel
-                )
-        except (
-            Exception
-        ) as exc:  # the engine reports failures as results; this is a bug or a store error
-            self.post_message(
-                LogReceived(token, [LogLine(level="error", text=f"run-repl: {exc!r}", at_ms=0)])
-            )
-            from ..sandbox.errors import ErrorCode
-            from ..sandbox.guest_errors import plain_error
-
-            result = RunResult(
-                status="error", error=plain_error(ErrorCode.RUN_WORKER_CRASHED, str(exc))
-            )
-        self._flush_logs()
-        if result.status == "interrupted":
-            self.post_message(RunInterrupted(token, result, source))
-        else:
-            self.post_message(RunFinished(token, result, source))
+        self.running = True
 
     def _flush_logs(self) -> None:
-        if self.pending_logs:
-            lines, self.pending_logs = self.pending_logs, []
-            self.post_message(LogReceived(self.run_token, lines))
+        self.runs.flush_logs()
 
     @on(LogReceived)
     def add_logs(self, event: LogReceived) -> None:
-        if event.run_token == self.run_token:
+        if self.runs.is_current(event.run_token):
             self.logs.add_lines(event.lines)
 
     @on(CallUpdated)
     def update_call(self, event: CallUpdated) -> None:
-        if event.run_token != self.run_token:
+        if not self.runs.is_current(event.run_token):
             return
         if event.call.ok is None and event.call.seq not in self.calls.calls:
             self.status.count_call()
         self.calls.upsert(event.call)
 
-    @on(RunFinished)
-    def finish_run(self, event: RunFinished) -> None:
-        if event.run_token != self.run_token:
-            return
-        self.running = False
-        self.refresh_bindings()
-        result = event.result
-        self.current_result = result
-        self.query_one(ApprovalPrompt).clear()
+    def _show_outcome(self, result: RunResult, *, state: str, detail: str) -> None:
+        """What every ending shows: the calls, the status line."""
         for call in result.calls:
             self.calls.upsert(call)
-        self.logs.set_dropped(result.logs_dropped)
-        state = (
-            result.status
-            if result.error is None or result.error.code != "RUN_ABORTED"
-            else "cancelled"
-        )
-        detail = ""
-        if result.status == "ok" and result.total is not None:
-            detail = f"value: {result.total:,} item{'s' if result.total != 1 else ''}"
-        elif result.error is not None:
-            detail = str(result.error.code)
         self.status.finish(
             state,
             duration_ms=result.duration_ms,
@@ -657,6 +593,23 @@ class RunReplApp(App[int]):
             memory=result.stats.heap_bytes,
             detail=detail,
         )
+
+    @on(RunFinished)
+    def finish_run(self, event: RunFinished) -> None:
+        if not self.runs.is_current(event.run_token):
+            return
+        self.running = False
+        result = event.result
+        self.runs.finished(result)
+        self.query_one(ApprovalPrompt).clear()
+        self.logs.set_dropped(result.logs_dropped)
+        cancelled = result.error is not None and result.error.code == "RUN_ABORTED"
+        detail = ""
+        if result.status == "ok" and result.total is not None:
+            detail = f"value: {result.total:,} item{'s' if result.total != 1 else ''}"
+        elif result.error is not None:
+            detail = str(result.error.code)
+        self._show_outcome(result, state="cancelled" if cancelled else result.status, detail=detail)
         if result.status == "ok":
             self.value_view.show_result(result, self.ws.runner.expand)
         elif result.error is not None:
@@ -684,29 +637,14 @@ class RunReplApp(App[int]):
 
     @on(RunInterrupted)
     def ask_approvals(self, event: RunInterrupted) -> None:
-        if event.run_token != self.run_token:
+        if not self.runs.is_current(event.run_token):
             return
         result = event.result
-        self.current_result = result
         # Nothing runs while a person decides: escape and ctrl+c are theirs again.
         self.running = False
-        self.refresh_bindings()
-        for call in result.calls:
-            self.calls.upsert(call)
-        self.status.finish(
-            "interrupted",
-            duration_ms=result.duration_ms,
-            calls=len(result.calls),
-            memory=result.stats.heap_bytes,
-            detail=f"{len(result.interruptions or [])} waiting for approval",
-        )
-        self.decisions = {}
-        ask = []
-        for it in result.interruptions or []:
-            if it.path in self.always_approve:
-                self.decisions[it.id] = True
-            else:
-                ask.append(it)
+        ask = self.runs.interrupted(result)
+        waiting = len(result.interruptions or [])
+        self._show_outcome(result, state="interrupted", detail=f"{waiting} waiting for approval")
         if not ask:
             self._resume()
             return
@@ -717,25 +655,14 @@ class RunReplApp(App[int]):
 
     @on(ApprovalDecided)
     def record_decision(self, event: ApprovalDecided) -> None:
-        result = self.current_result
-        if result is None or result.status != "interrupted":
-            return
-        self.decisions[event.interruption_id] = event.approved
-        if event.approve_path:
-            for it in result.interruptions or []:
-                if it.id == event.interruption_id:
-                    self.always_approve.add(it.path)
+        self.runs.decide(event.interruption_id, event.approved, for_session=event.approve_path)
         if self.query_one(ApprovalPrompt).current is None:
             self._resume()
             self._refocus_after_approval()
 
     def _resume(self) -> None:
-        result = self.current_result
-        if result is None or self.current_source is None:
-            return
-        decisions = dict(self.decisions)
-        self.running = False
-        self._begin(self.current_source, resumed=True)
+        self.runs.resume()
+        self._started()
         self.logs.add_lines(
             [
                 LogLine(
@@ -745,7 +672,6 @@ class RunReplApp(App[int]):
                 )
             ]
         )
-        self._execute(self.run_token, self.current_source, decisions)
 
     # ------------------------------------------------------------------ calls, history
     @on(CallsTable.OpenCall)
@@ -760,31 +686,31 @@ class RunReplApp(App[int]):
             event.source, title=event.title[:24] or "from history"
         )
 
-    @on(ShowResult)
-    def show_stored_result(self, event: ShowResult) -> None:
-        envelope = event.envelope
-        self.logs.clear()
-        self.calls.clear_calls()
-        self.query_one(RunErrorView).show_error(None)
+    async def _history_chosen(self, choice: OpenSource | ShowStored | None) -> None:
+        if isinstance(choice, OpenSource):
+            await self.editor_tabs.action_new_buffer(choice.source, title=choice.title)
+        elif isinstance(choice, ShowStored):
+            self.show_stored_result(choice.envelope)
+
+    def show_stored_result(self, envelope: dict[str, Any]) -> None:
+        """Show a run's stored envelope (from history) in the panels."""
         try:
             result = RunResult.model_validate(envelope)
-        except Exception:
+        except ValidationError:
             self.notify("That run's stored result could not be read.", severity="error")
             return
+        self.logs.clear()
+        self.calls.clear_calls()
+        self.query_one(ApprovalPrompt).clear()
+        self.query_one(RunErrorView).show_error(None)
         self.logs.add_lines(result.logs)
-        for call in result.calls:
-            self.calls.upsert(call)
         if result.status == "ok":
             self.value_view.show_envelope(envelope, self.ws.runner.expand)
-        elif result.error is not None:
-            self.query_one(RunErrorView).show_error(result.error)
-        self.status.finish(
-            result.status,
-            duration_ms=result.duration_ms,
-            calls=len(result.calls),
-            memory=result.stats.heap_bytes,
-            detail="from history",
-        )
+        else:
+            self.value_view.show_result(None, None)
+            if result.error is not None:
+                self.query_one(RunErrorView).show_error(result.error)
+        self._show_outcome(result, state=result.status, detail="from history")
 
     @on(EditorTabs.SaveAsRequested)
     def _save_as_then_close(self, event: EditorTabs.SaveAsRequested) -> None:

@@ -25,7 +25,7 @@ async def test_run_shows_value_calls_and_status(app_and_pilot: tuple[RunReplApp,
         "console.info('looking'); const [c] = await crm.listAccounts(); return await store.listOrders(c.id)",
     )
     await run_to_end(pilot)
-    assert app.current_result is not None and app.current_result.status == "ok"
+    assert app.runs.result is not None and app.runs.result.status == "ok"
     assert app.status.state == "ok" and app.status.calls == 2
     calls = app.query_one(CallsTable)
     assert [c.path for c in calls.calls.values()] == ["crm.listAccounts", "store.listOrders"]
@@ -34,7 +34,7 @@ async def test_run_shows_value_calls_and_status(app_and_pilot: tuple[RunReplApp,
     assert [line.text for line in logs.lines] == ["looking"]
     value = app.query_one(ValueView)
     assert value.page_offset == 0
-    assert list(value.page_items) == app.current_result.value_window.items
+    assert list(value.page_items) == app.runs.result.value_window.items
 
 
 @pytest.mark.parametrize("key", ["ctrl+j", "f5"])
@@ -42,7 +42,7 @@ async def test_run_keys(app_and_pilot: tuple[RunReplApp, Any], key: str) -> None
     app, pilot = app_and_pilot
     await set_source(pilot, "21 * 2")
     await run_to_end(pilot, key)
-    assert app.current_result.value == 42
+    assert app.runs.result.value == 42
 
 
 async def test_run_the_selection_only(app_and_pilot: tuple[RunReplApp, Any]) -> None:
@@ -51,7 +51,7 @@ async def test_run_the_selection_only(app_and_pilot: tuple[RunReplApp, Any]) -> 
     editor = app.editor_tabs.active_editor
     editor.select_line(1)
     await run_to_end(pilot)
-    assert app.current_result.value == 42
+    assert app.runs.result.value == 42
 
 
 async def test_cancel_a_spinning_run(app_and_pilot: tuple[RunReplApp, Any]) -> None:
@@ -61,7 +61,7 @@ async def test_cancel_a_spinning_run(app_and_pilot: tuple[RunReplApp, Any]) -> N
     await until(pilot, lambda: app.running)
     await pilot.press("escape")
     await settle(pilot)
-    assert app.current_result.error.code == "RUN_ABORTED"
+    assert app.runs.result.error.code == "RUN_ABORTED"
     assert app.status.state == "cancelled"
     # Escape is the editor's own again once nothing runs.
     assert app.check_action("cancel", ()) is False
@@ -178,7 +178,7 @@ async def test_keymap_from_config_rebinds_run(data_dir: Path, tmp_path: Path) ->
         await pilot.pause()
         await set_source(pilot, "'rebound'")
         await run_to_end(pilot, "ctrl+t")
-        assert app.current_result.value == "rebound"
+        assert app.runs.result.value == "rebound"
 
 
 async def test_buffers_persist_across_restarts(data_dir: Path) -> None:
@@ -204,7 +204,7 @@ async def test_file_argument_opens_in_the_editor(data_dir: Path, tmp_path: Path)
         await pilot.pause()
         assert app.editor_tabs.active_buffer.path == str(snippet)
         await run_to_end(pilot)
-        assert app.current_result.value == 10
+        assert app.runs.result.value == 10
 
 
 async def test_messages_flow_in_order(data_dir: Path, no_arm_delay: None) -> None:

@@ -55,7 +55,7 @@ async def interrupted(pilot: Any, source: str = PUBLISH_FIRST) -> ApprovalPrompt
     await set_source(pilot, source)
     await run_to_end(pilot)
     prompt = pilot.app.query_one(ApprovalPrompt)
-    assert prompt.current is not None, pilot.app.current_result
+    assert prompt.current is not None, pilot.app.runs.result
     return prompt
 
 
@@ -86,7 +86,7 @@ async def test_typing_while_an_approval_appears_decides_nothing(data_dir: Path) 
         assert app.focused is editor
         assert prompt.current is not None
         assert decided(messages) == []
-        assert app.current_result.status == "interrupted"
+        assert app.runs.result.status == "interrupted"
     assert not published(data_dir, "draft_01")
     assert [a.path for a in app.ws.store.list_approvals()] == ["documents.publish"]
 
@@ -112,8 +112,8 @@ async def test_f3_engages_and_y_approves(data_dir: Path, no_arm_delay: None) -> 
         assert app.focused is prompt and prompt.engaged
         await pilot.press("y")
         await settle(pilot)
-        assert app.current_result.status == "ok", app.current_result.error
-        assert app.current_result.value["published"] is True
+        assert app.runs.result.status == "ok", app.runs.result.error
+        assert app.runs.result.value["published"] is True
         replayed = [c.replayed for c in app.query_one(CallsTable).calls.values()]
         assert replayed == [True, False]
         assert app.focused is app.editor_tabs.active_editor  # back where the person was
@@ -124,7 +124,7 @@ async def test_n_denies(app_and_pilot: tuple[RunReplApp, Any], no_arm_delay: Non
     app, pilot = app_and_pilot
     await interrupted(pilot)
     await decide(pilot, "n")
-    assert app.current_result.error.code == "RUN_APPROVAL_DENIED"
+    assert app.runs.result.error.code == "RUN_APPROVAL_DENIED"
 
 
 async def test_escape_leaves_the_prompt_without_deciding(
@@ -156,8 +156,8 @@ async def test_keys_right_after_an_approval_appears_are_ignored(
     prompt.shown_at -= 3600
     await pilot.press("n")
     await settle(pilot)
-    assert app.current_result.status == "error"
-    assert app.current_result.error.code == "RUN_APPROVAL_DENIED"
+    assert app.runs.result.status == "error"
+    assert app.runs.result.error.code == "RUN_APPROVAL_DENIED"
 
 
 async def test_approving_for_the_session_asks_once_more(data_dir: Path, no_arm_delay: None) -> None:
@@ -175,14 +175,14 @@ async def test_approving_for_the_session_asks_once_more(data_dir: Path, no_arm_d
         await pilot.press("a", "enter")
         await settle(pilot)
         assert [(d.approved, d.approve_path) for d in decided(messages)] == [(True, True)]
-        assert app.current_result.status == "ok"
+        assert app.runs.result.status == "ok"
         # The rest of the session does not ask for this function.
         await set_source(
             pilot, "const d = await documents.listDrafts(); return await documents.publish(d[2].id)"
         )
         await run_to_end(pilot)
         assert prompt.current is None
-        assert app.current_result.value["id"] == "draft_03"
+        assert app.runs.result.value["id"] == "draft_03"
     assert published(data_dir, "draft_01") and published(data_dir, "draft_03")
 
 

@@ -112,10 +112,10 @@ async def test_f5_right_after_typing_runs_the_text_on_the_screen(
     for key in ["6", "asterisk", "7"]:
         app.post_message(events.Key(key, {"asterisk": "*"}.get(key, key)))
     app.post_message(events.Key("f5", None))
-    await until(pilot, lambda: app.run_token > 0)
+    await until(pilot, lambda: app.runs.token > 0)
     await settle(pilot)
     assert app.editor_tabs.active_editor.text == "6*7"
-    assert app.current_result.value == 42
+    assert app.runs.result.value == 42
 
 
 async def test_a_sentence_typed_into_the_value_panel_writes_nothing(
@@ -182,7 +182,7 @@ async def test_guest_text_reaches_no_panel_raw(app_and_pilot: tuple[RunReplApp, 
         f'throw new Error("{evil}")',
     )
     await run_to_end(pilot)
-    assert app.current_result.status == "error"
+    assert app.runs.result.status == "error"
     panels = [screen_text(app)]
     await pilot.press("ctrl+o", "c")
     await pilot.pause()

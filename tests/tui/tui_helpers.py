@@ -57,9 +57,9 @@ async def until(pilot: Any, condition: Any) -> None:
 async def run_to_end(pilot: Any, key: str = "ctrl+j") -> None:
     """Press a run key, and wait for the run (and a resume after it, if any) to end."""
     app = pilot.app
-    token = app.run_token
+    token = app.runs.token
     await pilot.press(key)
-    await until(pilot, lambda: app.run_token > token)
+    await until(pilot, lambda: app.runs.token > token)
     await settle(pilot)
 
 

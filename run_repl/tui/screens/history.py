@@ -17,12 +17,28 @@ from textual.containers import Horizontal, Vertical, VerticalScroll
 from textual.message import Message
 from textual.screen import ModalScreen
 from textual.widgets import DataTable, Input, Static
+from textual.widgets.data_table import CellDoesNotExist
 from textual.worker import get_current_worker
 
 from ...store.records import RunRecord
 from ..guest_text import safe_lines, safe_text
-from ..messages import OpenInEditor, ShowResult
 from ..themes import rich_colour, rich_syntax_theme
+
+
+@dataclass(frozen=True)
+class OpenSource:
+    """The history's answer: open this run's source in a new editor buffer."""
+
+    source: str
+    title: str
+
+
+@dataclass(frozen=True)
+class ShowStored:
+    """The history's answer: show this run's stored result in the panels."""
+
+    envelope: dict[str, Any]
+
 
 LIST_LIMIT = 200
 PREVIEW_VALUE_LINES = 12
@@ -98,7 +114,7 @@ def result_summary(envelope: dict[str, Any]) -> str:
     return "\n".join([*facts, *value_lines, *more])
 
 
-class HistoryScreen(ModalScreen[None]):
+class HistoryScreen(ModalScreen[OpenSource | ShowStored | None]):
     """Past runs, newest first. Type to search; Enter/o opens the source in the editor,
     r shows the stored result in the panels."""
 
@@ -293,7 +309,7 @@ Past runs, newest first. Type to search the source, the status or the error code
             return None
         try:
             key = table.coordinate_to_cell_key(table.cursor_coordinate).row_key.value
-        except Exception:
+        except CellDoesNotExist:
             return None
         return self._runs.get(key) if key is not None else None
 
@@ -359,8 +375,7 @@ Past runs, newest first. Type to search the source, the status or the error code
         if run is None:
             self.app.bell()
             return
-        self.app.post_message(OpenInEditor(run.source, f"history-{run.id[:8]}.ts"))
-        self.dismiss(None)
+        self.dismiss(OpenSource(run.source, f"history-{run.id[:8]}.ts"))
 
     def action_show(self) -> None:
         run = self._current()
@@ -372,6 +387,4 @@ Past runs, newest first. Type to search the source, the status or the error code
             full = self._store.get_run(run.id) or run
         except Exception:
             full = run
-        envelope = full.envelope or {"status": full.status}
-        self.app.post_message(ShowResult(envelope, full.source))
-        self.dismiss(None)
+        self.dismiss(ShowStored(full.envelope or {"status": full.status}))

@@ -23,19 +23,18 @@ from textual.widgets import Input
 from run_repl.sandbox.result import RunErrorInfo, RunResult, ValueWindow
 from run_repl.sandbox.result_store import Page, ResultRefNotFound
 from run_repl.sandbox.value_window import itemize, leading_items
-from run_repl.tui.components.value_view import (
+from run_repl.tui.components.value_lines import ValueLines
+from run_repl.tui.components.value_model import (
     FIRST_PAGE_ONLY,
     GONE,
     PAGE_ITEMS,
-    TREE_BATCH,
-    ValueLines,
-    ValueTree,
-    ValueView,
     array_field,
     page_lines,
-    safe_text,
     write_value,
 )
+from run_repl.tui.components.value_tree import TREE_BATCH, ValueTree
+from run_repl.tui.components.value_view import ValueView
+from run_repl.tui.guest_text import safe_text
 
 SIZE = (100, 30)
 REF = "res_0123456789abcdef"
@@ -218,7 +217,7 @@ async def test_undefined_and_error_results() -> None:
         view.show_result(error, None)
         await pilot.pause()
         assert pages(messages)[-1] == (0, 0, 0, "")
-        assert "No value to show." in screen_text(app)
+        assert "No value yet: F5 runs the snippet." in screen_text(app)
         assert view.page_items == ()
 
 

@@ -15,6 +15,7 @@ from typing import Any
 
 from textual.app import App
 
+from ..present.approvals import SessionApprovals
 from ..sandbox.errors import ErrorCode
 from ..sandbox.guest_errors import plain_error
 from ..sandbox.result import CallRecord, Interruption, LogLine, RunResult
@@ -38,7 +39,7 @@ class RunController:
         self.result: RunResult | None = None
         self.pending_logs: list[LogLine] = []
         self.decisions: dict[str, bool] = {}
-        self.session_approvals: set[str] = set()
+        self.session_approvals = SessionApprovals()
         """Paths approved for the rest of the session: their calls are not asked again."""
 
     # ------------------------------------------------------------------ runs

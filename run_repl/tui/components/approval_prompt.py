@@ -33,6 +33,7 @@ from textual.message import Message
 from textual.reactive import reactive
 from textual.widgets import Static
 
+from ...present.approvals import approval_message
 from ...sandbox.result import Interruption
 from ..guest_text import safe_lines, safe_text
 from ..messages import ApprovalDecided
@@ -105,17 +106,12 @@ def value_text(value: Any) -> Text:
     return out
 
 
-def message_of(interruption: Interruption) -> str:
-    payload = interruption.payload if isinstance(interruption.payload, dict) else {}
-    return str(payload.get("message") or f"{interruption.path} is waiting for a decision")
-
-
 def approval_text(interruption: Interruption) -> Group:
     """Everything a person is asked to approve: message, call, each argument whole
     (wrapped under its heading, never cut)."""
     args = interruption.args
     parts: list[RenderableType] = [
-        marked(safe_lines(message_of(interruption)), "bold"),
+        marked(safe_lines(approval_message(interruption.payload, interruption.path)), "bold"),
         Text.assemble(
             (safe_text(interruption.path), "bold cyan"),
             (f"  {len(args)} argument{'s' if len(args) != 1 else ''}", "dim"),

@@ -16,31 +16,19 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, TextIO
 
+from ...present.formats import pretty_json
+from ...present.paging import FIRST_PAGE_ONLY, GONE, item_lines
 from ...sandbox.result import RunResult
 from ...sandbox.result_store import MAX_PAGE, Page, ResultRefNotFound
 from ...sandbox.value_window import field_path, itemize
 
 PAGE_ITEMS = 100
-GONE = "this result is no longer stored: run the snippet again"
-FIRST_PAGE_ONLY = "only the stored first page is available: run the snippet again for more"
+# The item lines, JSON text and the words for what is missing are present/'s, as the
+# CLI and the line REPL say them.
+pretty = pretty_json
 
 Pager = Callable[[str, int, int], Page]
 """`runner.expand(ref, offset, limit)`: items [offset, offset + limit) of a stored value."""
-
-
-def pretty(value: Any) -> str:
-    return json.dumps(value, indent=2, ensure_ascii=False)
-
-
-def item_lines(item: Any, path: str) -> list[str]:
-    """The lines an item shows as: pretty JSON, an entry as `"key": value`, a text line as is."""
-    if path == "$lines":
-        return [item if isinstance(item, str) else json.dumps(item, ensure_ascii=False)]
-    if path == "$entries" and isinstance(item, dict) and "key" in item:
-        lines = pretty(item.get("value")).split("\n")
-        lines[0] = f"{json.dumps(item['key'], ensure_ascii=False)}: {lines[0]}"
-        return lines
-    return pretty(item).split("\n")
 
 
 def page_lines(items: list[Any], path: str) -> tuple[list[str], list[int], list[int]]:

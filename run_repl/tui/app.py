@@ -9,29 +9,35 @@ handlers here own every change of state:
 
 from __future__ import annotations
 
-import asyncio
 import gc
 from collections.abc import Iterable
 from functools import partial
 from pathlib import Path
 from typing import Any, ClassVar
 
-from textual import on, work
+from pydantic import ValidationError
+from textual import events, on
 from textual.app import App, ComposeResult, SystemCommand
 from textual.binding import Binding
 from textual.containers import Horizontal, Vertical
+from textual.css.query import NoMatches
+from textual.geometry import Offset
+from textual.notifications import SeverityLevel
+from textual.reactive import reactive
 from textual.screen import Screen
-from textual.widgets import Footer, TabbedContent, TabPane
+from textual.widget import Widget
+from textual.widgets import Footer, TabbedContent, TabPane, TextArea
 
-from ..sandbox.result import CallRecord, LogLine, RunResult
+from ..sandbox.result import LogLine, RunResult
 from ..workspace import Workspace
 from .components.approval_prompt import ApprovalPrompt
 from .components.calls_table import CallsTable
-from .components.editor import Buffer, BufferStore, EditorTabs
+from .components.editor import Buffer, BufferStore, CodeEditor, EditorTabs
 from .components.error_view import RunErrorView
 from .components.log_panel import LogPanel
 from .components.status_bar import StatusBar
 from .components.value_view import ValueView
+from .guest_text import safe_lines, safe_text
 from .messages import (
     ApprovalDecided,
     CallUpdated,
@@ -40,8 +46,10 @@ from .messages import (
     RunFinished,
     RunInterrupted,
     RunSubmitted,
-    ShowResult,
 )
+from .run_controller import RunController
+from .screens.history import OpenSource, ShowStored
+from .screens.jump import JumpTarget
 from .screens.path_prompt import PathPrompt
 
 FLUSH_SECONDS = (
@@ -51,24 +59,44 @@ FLUSH_SECONDS = (
 
 class RunReplApp(App[int]):
     TITLE = "run-repl"
+
+    running: reactive[bool] = reactive(False, bindings=True)
+    """A run is going: escape and ctrl+c cancel it (bindings follow this)."""
     # Absolute, so a subclass defined elsewhere still finds it.
     CSS_PATH = Path(__file__).with_name("app.tcss")
 
     BINDINGS: ClassVar[list[Binding]] = [
         Binding("ctrl+enter,ctrl+j,f5", "run", "Run", id="app.run", priority=True),
         Binding("escape,ctrl+c", "cancel", "Cancel", id="app.cancel", priority=True),
+        Binding("f3", "decide", "Decide", id="app.decide"),
+        Binding("ctrl+o", "jump_to_panel", "Jump", id="app.jump"),
+        Binding("f4", "focus_next_panel", "Next panel", id="app.next_panel", show=False),
+        Binding(
+            "shift+f4",
+            "focus_next_panel(-1)",
+            "Previous panel",
+            id="app.previous_panel",
+            show=False,
+        ),
         Binding("ctrl+r", "rerun", "Re-run", id="app.rerun"),
-        Binding("ctrl+o", "open_file", "Open", id="app.open", show=False),
+        Binding("f8", "open_file", "Open file", id="app.open", show=False),
         Binding("ctrl+s", "save_file", "Save", id="app.save", show=False),
         Binding("f2", "history", "History", id="app.history"),
         Binding("f1", "help", "Help", id="app.help"),
-        Binding("f4", "focus_next_panel", "Next panel", id="app.next_panel"),
-        Binding("alt+1", "focus_panel('editor')", "Editor", id="app.focus_editor", show=False),
-        Binding("alt+2", "focus_panel('value')", "Value", id="app.focus_value", show=False),
-        Binding("alt+3", "focus_panel('logs')", "Logs", id="app.focus_logs", show=False),
-        Binding("alt+4", "focus_panel('calls')", "Calls", id="app.focus_calls", show=False),
-        Binding("ctrl+q", "quit", "Quit", id="app.quit"),
+        # Known to everyone, listed in F1 and the palette: the footer keeps its room for Run.
+        Binding("ctrl+q", "quit", "Quit", id="app.quit", show=False),
     ]
+    # Keys whose every alternative the footer shows: ctrl+enter is plain enter in
+    # many terminals, so `^⏎` alone would hide the keys that do work.
+    ALL_KEYS_SHOWN: ClassVar[frozenset[str]] = frozenset({"app.run"})
+    PANELS: ClassVar[tuple[str, ...]] = ("editor", "value", "logs", "calls")
+    PANEL_TITLES: ClassVar[dict[str, str]] = {
+        "editor": "Editor",
+        "value": "Value",
+        "logs": "Logs",
+        "calls": "Calls",
+        "approval": "Approval",
+    }
 
     def __init__(
         self,
@@ -83,16 +111,8 @@ class RunReplApp(App[int]):
         self.initial_file = file
         self.initial_source = source
         self.buffer_store = BufferStore(buffers_path or workspace.data_dir / "buffers.json")
-        self.run_token = 0
-        self.running = False
-        self.cancel_event: asyncio.Event | None = None
-        self.last_source: str | None = None
-        self.current_source: str | None = None
-        self.current_result: RunResult | None = None
-        self.pending_logs: list[LogLine] = []
-        self.pending_calls: dict[int, CallRecord] = {}
-        self.decisions: dict[str, bool] = {}
-        self.always_approve: set[str] = set()
+        self.runs = RunController(self, workspace)
+        self._focus_before_approval: Widget | None = None
         self.theme_problems: list[str] = []
         self.editor_themes: dict[str, Any] = {}
 
@@ -100,20 +120,25 @@ class RunReplApp(App[int]):
     def compose(self) -> ComposeResult:
         initial: list[Buffer] | None = None
         if self.initial_file is not None:
-            stored = self.buffer_store.load()
+            stored = self.buffer_store.load().buffers
             initial = [
                 Buffer(Path(self.initial_file).name, self.initial_source or "", self.initial_file),
                 *[b for b in stored if b.path != self.initial_file],
             ]
         with Horizontal(id="main"):
             with Vertical(id="left"):
-                yield EditorTabs(self.buffer_store, initial=initial, id="editor")
-                with TabbedContent(id="bottom"):
+                editor = EditorTabs(self.buffer_store, initial=initial, id="editor")
+                editor.border_title = "Editor"
+                editor.add_class("panel")
+                yield editor
+                with TabbedContent(id="bottom", classes="panel") as bottom:
+                    bottom.border_title = "Logs"
                     with TabPane("Logs", id="logs-pane"):
                         yield LogPanel(id="logs")
                     with TabPane("Calls", id="calls-pane"):
                         yield CallsTable(id="calls")
-            with Vertical(id="right"):
+            with Vertical(id="right", classes="panel") as right:
+                right.border_title = "Value"
                 yield RunErrorView(id="error")
                 yield ValueView(id="value")
         yield ApprovalPrompt(id="approval")
@@ -132,7 +157,8 @@ class RunReplApp(App[int]):
         status.host_name = self.ws.host.name
         if self.ws.store.location.startswith("memory"):
             status.store_note = "in-memory store"
-        for warning in [*self.ws.warnings, *self.theme_problems]:
+        problems = [self.editor_tabs.problem] if self.editor_tabs.problem else []
+        for warning in [*self.ws.warnings, *self.theme_problems, *problems]:
             self.notify(warning, severity="warning", timeout=10)
         self.set_interval(FLUSH_SECONDS, self._flush_logs)
         pending = self.ws.store.list_approvals()
@@ -141,6 +167,58 @@ class RunReplApp(App[int]):
                 f"{len(pending)} approval(s) from earlier runs are pending: `run-repl approvals list`.",
                 timeout=8,
             )
+
+    def notify(
+        self,
+        message: str,
+        *,
+        title: str = "",
+        severity: SeverityLevel = "information",
+        timeout: float | None = None,
+        markup: bool = False,
+    ) -> None:
+        """A toast, never read as markup: messages carry paths, errors and guest text,
+        and markup there could restyle the toast or bind a click to an action."""
+        super().notify(
+            safe_lines(message),
+            title=safe_text(title),
+            severity=severity,
+            timeout=timeout,
+            markup=False,
+        )
+
+    def get_key_display(self, binding: Binding) -> str:
+        if binding.id in self.ALL_KEYS_SHOWN:
+            keys = [
+                active.binding
+                for active in self.screen.active_bindings.values()
+                if active.binding.id == binding.id
+            ]
+            if len(keys) > 1:
+                return "/".join(super(RunReplApp, self).get_key_display(k) for k in keys)
+        return super().get_key_display(binding)
+
+    # ------------------------------------------------------------------ focus
+    def panel_of(self, widget: Widget | None) -> str | None:
+        """Which panel a widget belongs to (editor, value, logs, calls, approval), if any."""
+        for node in [widget, *(widget.ancestors if widget is not None else [])]:
+            ident = getattr(node, "id", None)
+            if ident in ("editor", "logs", "calls", "approval"):
+                return ident
+            if ident == "right":
+                return "value"
+        return None
+
+    @on(events.DescendantFocus)
+    def _focus_moved(self, event: events.DescendantFocus) -> None:
+        panel = self.panel_of(event.widget)
+        if panel is not None:
+            self.status.panel = self.PANEL_TITLES[panel]
+
+    @on(TabbedContent.TabActivated, "#bottom")
+    def _bottom_tab(self, event: TabbedContent.TabActivated) -> None:
+        bottom = self.query_one("#bottom", TabbedContent)
+        bottom.border_title = "Calls" if event.pane.id == "calls-pane" else "Logs"
 
     # ------------------------------------------------------------------ themes
     def get_theme_variable_defaults(self) -> dict[str, str]:
@@ -168,15 +246,17 @@ class RunReplApp(App[int]):
         self._apply_editor_theme(self.theme)
 
     def _apply_editor_theme(self, name: str) -> None:
-        editor_theme = self.editor_themes.get(name)
-        from textual.widgets import TextArea
-
         for area in self.query(TextArea):
-            if editor_theme is not None:
-                area.register_theme(editor_theme)
-                area.theme = editor_theme.name
-            else:
-                area.theme = "css"
+            self.style_editor(area)
+
+    def style_editor(self, area: TextArea) -> None:
+        """Give an editor the app theme's syntax colours (editors made later call this too)."""
+        editor_theme = self.editor_themes.get(self.theme)
+        if editor_theme is not None:
+            area.register_theme(editor_theme)
+            area.theme = editor_theme.name
+        else:
+            area.theme = "css"
 
     def _on_theme_changed(self, theme: Any) -> None:
         self._apply_editor_theme(theme.name)
@@ -216,28 +296,57 @@ class RunReplApp(App[int]):
             return self.running and self.screen is self.screen_stack[0]
         if action == "run" and self.screen is not self.screen_stack[0]:
             return False
+        if action == "decide":
+            # Shown (and bound) only while an approval waits and the prompt is not deciding.
+            prompt = self.query_one(ApprovalPrompt)
+            return prompt.current is not None and not prompt.engaged
         return True
 
     def action_run(self) -> None:
         editor = self.editor_tabs.active_editor
-        buffer = self.editor_tabs.active_buffer
         if editor is None:
             return
+        # Keys typed just before the run key may still wait in the editor's queue
+        # (the run key is a priority binding, handled first): read the text after them.
+        editor.call_later(self._submit_from, editor)
+
+    def _submit_from(self, editor: CodeEditor) -> None:
         source = editor.run_text()
         if not source.strip():
             self.notify("Nothing to run: the buffer is empty.", severity="warning")
             return
-        self.post_message(RunSubmitted(source, buffer.title if buffer else "untitled"))
+        self.post_message(RunSubmitted(source))
 
     def action_rerun(self) -> None:
-        if self.last_source is None:
+        if self.runs.last_source is None:
             self.notify("Nothing has run yet.", severity="warning")
             return
-        self.post_message(RunSubmitted(self.last_source, "re-run"))
+        self.post_message(RunSubmitted(self.runs.last_source))
 
     def action_cancel(self) -> None:
-        if self.cancel_event is not None:
-            self.cancel_event.set()
+        self.runs.cancel()
+
+    def action_decide(self) -> None:
+        """Engage the approval prompt: the one way (with the jump overlay) its keys decide."""
+        prompt = self.query_one(ApprovalPrompt)
+        if prompt.current is None:
+            return
+        if self.focused is not prompt:
+            self._focus_before_approval = self.focused
+        prompt.engage()
+
+    @on(ApprovalPrompt.Left)
+    def _approval_left(self) -> None:
+        self._refocus_after_approval()
+
+    def _refocus_after_approval(self) -> None:
+        before, self._focus_before_approval = self._focus_before_approval, None
+        if before is not None and before.is_attached and before.focusable:
+            before.focus()
+            return
+        editor = self.editor_tabs.active_editor
+        if editor is not None:
+            editor.focus()
 
     def action_focus_panel(self, name: str) -> None:
         if name == "editor":
@@ -245,24 +354,57 @@ class RunReplApp(App[int]):
             if editor is not None:
                 editor.focus()
             return
+        if name == "approval":
+            self.action_decide()
+            return
         if name in ("logs", "calls"):
             self.query_one("#bottom", TabbedContent).active = f"{name}-pane"
-        self.query_one(f"#{name}").focus()
+        # After the refresh: a pane just shown cannot take the focus before it is laid out.
+        target = self.query_one(f"#{name}")
+        self.call_after_refresh(target.focus)
 
-    def action_focus_next_panel(self) -> None:
-        order = ["editor", "value", "logs", "calls"]
-        focused = self.focused
-        current = 0
-        for i, name in enumerate(order):
-            widget = self.editor_tabs if name == "editor" else self.query_one(f"#{name}")
-            if focused is not None and (focused is widget or widget in focused.ancestors):
-                current = i
-        self.action_focus_panel(order[(current + 1) % len(order)])
+    def action_focus_next_panel(self, step: int = 1) -> None:
+        """F4 (shift+F4): the next (previous) panel, hidden tabs included."""
+        order = self.PANELS
+        current = self.panel_of(self.focused)
+        index = order.index(current) if current in order else -step
+        self.action_focus_panel(order[(index + step) % len(order)])
+
+    def jump_targets(self) -> list[JumpTarget]:
+        """The letters of the jump overlay, each over its panel (or tab)."""
+
+        def at(widget: Widget, dx: int = 1, dy: int = 0) -> Offset:
+            region = widget.region
+            return Offset(region.x + dx, region.y + dy)
+
+        bottom = self.query_one("#bottom", TabbedContent)
+        targets = [
+            JumpTarget("e", "editor", at(self.editor_tabs, 12)),
+            JumpTarget("v", "value", at(self.query_one("#right"), 11)),
+            JumpTarget("l", "logs", at(bottom.get_tab("logs-pane"), 1, 1)),
+            JumpTarget("c", "calls", at(bottom.get_tab("calls-pane"), 1, 1)),
+        ]
+        prompt = self.query_one(ApprovalPrompt)
+        if prompt.current is not None:
+            targets.append(JumpTarget("a", "approval", at(prompt, 2)))
+        targets.append(JumpTarget("o", "open a file", None))
+        return targets
+
+    def action_jump_to_panel(self) -> None:
+        from .screens.jump import JumpOverlay
+
+        def jumped(name: str | None) -> None:
+            if name == "open a file":
+                self.action_open_file()
+            elif name is not None:
+                self.action_focus_panel(name)
+
+        self.push_screen(JumpOverlay(self.jump_targets()), jumped)
 
     def action_history(self) -> None:
         from .screens.history import HistoryScreen
 
-        self.push_screen(HistoryScreen(self.ws.store))
+        self.push_screen(HistoryScreen(self.ws.store), self._history_chosen)
 
     def action_help(self) -> None:
         from .screens.help import HelpScreen
@@ -409,100 +551,41 @@ class RunReplApp(App[int]):
         if self.running:
             self.notify("A run is in progress: escape cancels it.", severity="warning")
             return
-        self.last_source = event.source
-        self._begin(event.source)
-        self._execute(self.run_token, event.source, None)
+        self._clear_panels()
+        self.runs.start(event.source)
+        self._started()
 
-    def _begin(self, source: str, *, resumed: bool = False) -> None:
-        self.run_token += 1
-        self.running = True
-        self.current_source = source
-        self.cancel_event = asyncio.Event()
-        self.pending_logs.clear()
-        self.pending_calls.clear()
+    def _clear_panels(self) -> None:
+        self.calls.clear_calls()
+        self.value_view.show_result(None, None)
+        self.query_one(ApprovalPrompt).clear()
+
+    def _started(self) -> None:
         self.logs.clear()
-        if not resumed:
-            self.calls.clear_calls()
-            self.value_view.show_result(None, None)
-            self.decisions.clear()
         self.query_one(RunErrorView).show_error(None)
         self.status.start()
-        self.refresh_bindings()
-
-    @work(group="run", exclusive=False)
-    async def _execute(self, token: int, source: str, decisions: dict[str, Any] | None) -> None:
-        def on_log(line: LogLine) -> None:
-            self.pending_logs.append(line)
-
-        def on_call(call: CallRecord) -> None:
-            self.post_message(CallUpdated(token, call))
-
-        cancel = self.cancel_event
-        try:
-            if decisions is None:
-                result = await self.ws.run(source, on_log=on_log, on_call=on_call, cancel=cancel)
-            else:
-                result = await self.ws.decide(
-                    decisions, on_log=on_log, on_call=on_call, cancel=cancel
-                )
-        except (
-            Exception
-        ) as exc:  # the engine reports failures as results; this is a bug or a store error
-            self.post_message(
-                LogReceived(token, [LogLine(level="error", text=f"run-repl: {exc!r}", at_ms=0)])
-            )
-            from ..sandbox.errors import ErrorCode
-            from ..sandbox.guest_errors import plain_error
-
-            result = RunResult(
-                status="error", error=plain_error(ErrorCode.RUN_WORKER_CRASHED, str(exc))
-            )
-        self._flush_logs()
-        if result.status == "interrupted":
-            self.post_message(RunInterrupted(token, result, source))
-        else:
-            self.post_message(RunFinished(token, result, source))
+        self.running = True
 
     def _flush_logs(self) -> None:
-        if self.pending_logs:
-            lines, self.pending_logs = self.pending_logs, []
-            self.post_message(LogReceived(self.run_token, lines))
+        self.runs.flush_logs()
 
     @on(LogReceived)
     def add_logs(self, event: LogReceived) -> None:
-        if event.run_token == self.run_token:
+        if self.runs.is_current(event.run_token):
             self.logs.add_lines(event.lines)
 
     @on(CallUpdated)
     def update_call(self, event: CallUpdated) -> None:
-        if event.run_token != self.run_token:
+        if not self.runs.is_current(event.run_token):
             return
         if event.call.ok is None and event.call.seq not in self.calls.calls:
             self.status.count_call()
         self.calls.upsert(event.call)
 
-    @on(RunFinished)
-    def finish_run(self, event: RunFinished) -> None:
-        if event.run_token != self.run_token:
-            return
-        self.running = False
-        self.refresh_bindings()
-        result = event.result
-        self.current_result = result
-        self.query_one(ApprovalPrompt).clear()
+    def _show_outcome(self, result: RunResult, *, state: str, detail: str) -> None:
+        """What every ending shows: the calls, the status line."""
         for call in result.calls:
             self.calls.upsert(call)
-        self.logs.set_dropped(result.logs_dropped)
-        state = (
-            result.status
-            if result.error is None or result.error.code != "RUN_ABORTED"
-            else "cancelled"
-        )
-        detail = ""
-        if result.status == "ok" and result.total is not None:
-            detail = f"value: {result.total:,} item{'s' if result.total != 1 else ''}"
-        elif result.error is not None:
-            detail = str(result.error.code)
         self.status.finish(
             state,
             duration_ms=result.duration_ms,
@@ -510,6 +593,23 @@ class RunReplApp(App[int]):
             memory=result.stats.heap_bytes,
             detail=detail,
         )
+
+    @on(RunFinished)
+    def finish_run(self, event: RunFinished) -> None:
+        if not self.runs.is_current(event.run_token):
+            return
+        self.running = False
+        result = event.result
+        self.runs.finished(result)
+        self.query_one(ApprovalPrompt).clear()
+        self.logs.set_dropped(result.logs_dropped)
+        cancelled = result.error is not None and result.error.code == "RUN_ABORTED"
+        detail = ""
+        if result.status == "ok" and result.total is not None:
+            detail = f"value: {result.total:,} item{'s' if result.total != 1 else ''}"
+        elif result.error is not None:
+            detail = str(result.error.code)
+        self._show_outcome(result, state="cancelled" if cancelled else result.status, detail=detail)
         if result.status == "ok":
             self.value_view.show_result(result, self.ws.runner.expand)
         elif result.error is not None:
@@ -537,56 +637,32 @@ class RunReplApp(App[int]):
 
     @on(RunInterrupted)
     def ask_approvals(self, event: RunInterrupted) -> None:
-        if event.run_token != self.run_token:
+        if not self.runs.is_current(event.run_token):
             return
         result = event.result
-        self.current_result = result
         # Nothing runs while a person decides: escape and ctrl+c are theirs again.
         self.running = False
-        self.refresh_bindings()
-        for call in result.calls:
-            self.calls.upsert(call)
-        self.status.finish(
-            "interrupted",
-            duration_ms=result.duration_ms,
-            calls=len(result.calls),
-            memory=result.stats.heap_bytes,
-            detail=f"{len(result.interruptions or [])} waiting for approval",
-        )
-        self.decisions = {}
-        ask = []
-        for it in result.interruptions or []:
-            if it.path in self.always_approve:
-                self.decisions[it.id] = True
-            else:
-                ask.append(it)
+        ask = self.runs.interrupted(result)
+        waiting = len(result.interruptions or [])
+        self._show_outcome(result, state="interrupted", detail=f"{waiting} waiting for approval")
         if not ask:
             self._resume()
             return
-        prompt = self.query_one(ApprovalPrompt)
-        prompt.ask(ask)
-        prompt.focus()
+        # Shown, never focused: what is being typed goes on going where it was going.
+        self.query_one(ApprovalPrompt).ask(ask)
+        self.refresh_bindings()
+        self.bell()
 
     @on(ApprovalDecided)
     def record_decision(self, event: ApprovalDecided) -> None:
-        result = self.current_result
-        if result is None or result.status != "interrupted":
-            return
-        self.decisions[event.interruption_id] = event.approved
-        if event.approve_path:
-            for it in result.interruptions or []:
-                if it.id == event.interruption_id:
-                    self.always_approve.add(it.path)
+        self.runs.decide(event.interruption_id, event.approved, for_session=event.approve_path)
         if self.query_one(ApprovalPrompt).current is None:
             self._resume()
+            self._refocus_after_approval()
 
     def _resume(self) -> None:
-        result = self.current_result
-        if result is None or self.current_source is None:
-            return
-        decisions = dict(self.decisions)
-        self.running = False
-        self._begin(self.current_source, resumed=True)
+        self.runs.resume()
+        self._started()
         self.logs.add_lines(
             [
                 LogLine(
@@ -596,10 +672,6 @@ class RunReplApp(App[int]):
                 )
             ]
         )
-        self._execute(self.run_token, self.current_source, decisions)
-        editor = self.editor_tabs.active_editor
-        if editor is not None:
-            editor.focus()
 
     # ------------------------------------------------------------------ calls, history
     @on(CallsTable.OpenCall)
@@ -614,44 +686,61 @@ class RunReplApp(App[int]):
             event.source, title=event.title[:24] or "from history"
         )
 
-    @on(ShowResult)
-    def show_stored_result(self, event: ShowResult) -> None:
-        envelope = event.envelope
-        self.logs.clear()
-        self.calls.clear_calls()
-        self.query_one(RunErrorView).show_error(None)
+    async def _history_chosen(self, choice: OpenSource | ShowStored | None) -> None:
+        if isinstance(choice, OpenSource):
+            await self.editor_tabs.action_new_buffer(choice.source, title=choice.title)
+        elif isinstance(choice, ShowStored):
+            self.show_stored_result(choice.envelope)
+
+    def show_stored_result(self, envelope: dict[str, Any]) -> None:
+        """Show a run's stored envelope (from history) in the panels."""
         try:
             result = RunResult.model_validate(envelope)
-        except Exception:
+        except ValidationError:
             self.notify("That run's stored result could not be read.", severity="error")
             return
+        self.logs.clear()
+        self.calls.clear_calls()
+        self.query_one(ApprovalPrompt).clear()
+        self.query_one(RunErrorView).show_error(None)
         self.logs.add_lines(result.logs)
-        for call in result.calls:
-            self.calls.upsert(call)
         if result.status == "ok":
             self.value_view.show_envelope(envelope, self.ws.runner.expand)
-        elif result.error is not None:
-            self.query_one(RunErrorView).show_error(result.error)
-        self.status.finish(
-            result.status,
-            duration_ms=result.duration_ms,
-            calls=len(result.calls),
-            memory=result.stats.heap_bytes,
-            detail="from history",
-        )
+        else:
+            self.value_view.show_result(None, None)
+            if result.error is not None:
+                self.query_one(RunErrorView).show_error(result.error)
+        self._show_outcome(result, state=result.status, detail="from history")
+
+    @on(EditorTabs.SaveAsRequested)
+    def _save_as_then_close(self, event: EditorTabs.SaveAsRequested) -> None:
+        tabs = self.editor_tabs
+
+        async def chosen(path: str | None) -> None:
+            buffer = next((b for b in tabs.buffers if b.key == event.key), None)
+            if not path or buffer is None:
+                return
+            try:
+                tabs.save(buffer, Path(path).expanduser())
+            except OSError as exc:
+                self.notify(f"Cannot save {path}: {exc}", severity="error")
+                return
+            await tabs.close(buffer)
+
+        self.push_screen(PathPrompt("Save the buffer as", placeholder="snippet.ts"), chosen)
 
     # ------------------------------------------------------------------ leaving
-    def on_unmount(self) -> None:
+    def _persist_buffers(self) -> None:
         try:
             self.editor_tabs.persist()
-        except Exception:
-            pass
+        except NoMatches:
+            pass  # the editor is already gone: it was persisted when it could be
+
+    def on_unmount(self) -> None:
+        self._persist_buffers()
 
     async def action_quit(self) -> None:
-        try:
-            self.editor_tabs.persist()
-        except Exception:
-            pass
+        self._persist_buffers()
         self.exit(0)
 
 

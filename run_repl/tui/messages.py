@@ -9,7 +9,6 @@ Workers post these; `@on` handlers in the app own every state change.
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Any
 
 from textual.message import Message
 
@@ -19,7 +18,6 @@ from ..sandbox.result import CallRecord, LogLine, RunResult
 @dataclass
 class RunSubmitted(Message):
     source: str
-    buffer_name: str
 
 
 @dataclass
@@ -45,7 +43,6 @@ class RunFinished(Message):
 class RunInterrupted(Message):
     run_token: int
     result: RunResult
-    source: str
 
 
 @dataclass
@@ -59,15 +56,7 @@ class ApprovalDecided(Message):
 
 @dataclass
 class OpenInEditor(Message):
-    """Load this source into a new editor buffer (from history)."""
+    """Load this source into a new editor buffer (an example from the palette)."""
 
     source: str
     title: str
-
-
-@dataclass
-class ShowResult(Message):
-    """Show a stored result (from history) in the panels."""
-
-    envelope: dict[str, Any]
-    source: str

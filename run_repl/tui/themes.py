@@ -30,7 +30,7 @@ from typing import Annotated, Any
 from pydantic import AfterValidator, BaseModel, ConfigDict, Field, ValidationError
 from rich.style import Style
 from rich.syntax import ANSISyntaxTheme, SyntaxTheme
-from textual.color import Color
+from textual.color import Color, ColorParseError
 from textual.theme import BUILTIN_THEMES, Theme
 from textual.widgets.text_area import TextAreaTheme
 
@@ -405,7 +405,7 @@ def rich_colour(value: str | None) -> str | None:
         return None
     try:
         colour = Color.parse(value)
-    except Exception:
+    except ColorParseError:
         return None
     if colour.ansi is not None:
         return "default" if colour.ansi == -1 else f"color({colour.ansi})"

@@ -3,80 +3,29 @@ approvals, history, themes, a bad config, errors."""
 
 from __future__ import annotations
 
-import sqlite3
-from collections.abc import AsyncIterator
 from pathlib import Path
 from typing import Any
 
 import pytest
 from textual.widgets import TextArea
+from tui_helpers import SIZE, decide, make_app, run_to_end, set_source, settle, until
 
 from run_repl.tui.app import RunReplApp
-from run_repl.tui.components.approval_prompt import ApprovalPrompt
 from run_repl.tui.components.calls_table import CallsTable
 from run_repl.tui.components.error_view import RunErrorView
 from run_repl.tui.components.log_panel import LogPanel
 from run_repl.tui.components.value_view import ValueView
 from run_repl.tui.messages import RunFinished, RunInterrupted
-from run_repl.workspace import open_workspace
-
-SIZE = (160, 48)
-
-
-@pytest.fixture
-def data_dir(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
-    monkeypatch.setenv("RUN_REPL_DATA_DIR", str(tmp_path / "data"))
-    monkeypatch.setenv("RUN_REPL_CONFIG_DIR", str(tmp_path / "config"))
-    return tmp_path / "data"
-
-
-def make_app(data_dir: Path, **kwargs: Any) -> RunReplApp:
-    ws = open_workspace(None, data_dir_override=str(data_dir))
-    return RunReplApp(ws, **kwargs)
-
-
-async def set_source(app: RunReplApp, pilot: Any, source: str) -> None:
-    editor = app.editor_tabs.active_editor
-    assert editor is not None
-    editor.load_text(source)
-    editor.focus()
-    await pilot.pause()
-
-
-async def run_and_wait(
-    app: RunReplApp, pilot: Any, key: str = "ctrl+j", timeout: float = 20
-) -> None:
-    await pilot.press(key)
-    await wait_until(pilot, lambda: app.run_token > 0 and not app.running, timeout)
-
-
-async def wait_until(pilot: Any, condition: Any, timeout: float = 20) -> None:
-    waited = 0.0
-    while not condition():
-        await pilot.pause(0.05)
-        waited += 0.05
-        if waited > timeout:
-            raise AssertionError("timed out waiting for the app")
-    await pilot.pause()
-
-
-@pytest.fixture
-async def app_and_pilot(data_dir: Path) -> AsyncIterator[tuple[RunReplApp, Any]]:
-    app = make_app(data_dir)
-    async with app.run_test(size=SIZE) as pilot:
-        await pilot.pause()
-        yield app, pilot
 
 
 async def test_run_shows_value_calls_and_status(app_and_pilot: tuple[RunReplApp, Any]) -> None:
     app, pilot = app_and_pilot
     await set_source(
-        app,
         pilot,
         "console.info('looking'); const [c] = await crm.listAccounts(); return await store.listOrders(c.id)",
     )
-    await run_and_wait(app, pilot)
-    assert app.current_result is not None and app.current_result.status == "ok"
+    await run_to_end(pilot)
+    assert app.runs.result is not None and app.runs.result.status == "ok"
     assert app.status.state == "ok" and app.status.calls == 2
     calls = app.query_one(CallsTable)
     assert [c.path for c in calls.calls.values()] == ["crm.listAccounts", "store.listOrders"]
@@ -85,35 +34,34 @@ async def test_run_shows_value_calls_and_status(app_and_pilot: tuple[RunReplApp,
     assert [line.text for line in logs.lines] == ["looking"]
     value = app.query_one(ValueView)
     assert value.page_offset == 0
-    assert list(value.page_items) == app.current_result.value_window.items
+    assert list(value.page_items) == app.runs.result.value_window.items
 
 
 @pytest.mark.parametrize("key", ["ctrl+j", "f5"])
 async def test_run_keys(app_and_pilot: tuple[RunReplApp, Any], key: str) -> None:
     app, pilot = app_and_pilot
-    await set_source(app, pilot, "21 * 2")
-    await run_and_wait(app, pilot, key)
-    assert app.current_result.value == 42
+    await set_source(pilot, "21 * 2")
+    await run_to_end(pilot, key)
+    assert app.runs.result.value == 42
 
 
 async def test_run_the_selection_only(app_and_pilot: tuple[RunReplApp, Any]) -> None:
     app, pilot = app_and_pilot
-    await set_source(app, pilot, "throw new Error('not me')\n6 * 7")
+    await set_source(pilot, "throw new Error('not me')\n6 * 7")
     editor = app.editor_tabs.active_editor
     editor.select_line(1)
-    await run_and_wait(app, pilot)
-    assert app.current_result.value == 42
+    await run_to_end(pilot)
+    assert app.runs.result.value == 42
 
 
 async def test_cancel_a_spinning_run(app_and_pilot: tuple[RunReplApp, Any]) -> None:
     app, pilot = app_and_pilot
-    await set_source(app, pilot, "while (true) {}")
+    await set_source(pilot, "while (true) {}")
     await pilot.press("ctrl+j")
-    await wait_until(pilot, lambda: app.running)
-    await pilot.pause(0.2)
+    await until(pilot, lambda: app.running)
     await pilot.press("escape")
-    await wait_until(pilot, lambda: not app.running, timeout=2)
-    assert app.current_result.error.code == "RUN_ABORTED"
+    await settle(pilot)
+    assert app.runs.result.error.code == "RUN_ABORTED"
     assert app.status.state == "cancelled"
     # Escape is the editor's own again once nothing runs.
     assert app.check_action("cancel", ()) is False
@@ -122,9 +70,9 @@ async def test_cancel_a_spinning_run(app_and_pilot: tuple[RunReplApp, Any]) -> N
 async def test_logs_stream_and_filter(app_and_pilot: tuple[RunReplApp, Any]) -> None:
     app, pilot = app_and_pilot
     await set_source(
-        app, pilot, "console.debug('d'); console.log('l'); console.warn('w'); console.error('e')"
+        pilot, "console.debug('d'); console.log('l'); console.warn('w'); console.error('e')"
     )
-    await run_and_wait(app, pilot)
+    await run_to_end(pilot)
     logs = app.query_one(LogPanel)
     assert [line.level for line in logs.lines] == ["debug", "log", "warn", "error"]
     logs.focus()
@@ -134,14 +82,14 @@ async def test_logs_stream_and_filter(app_and_pilot: tuple[RunReplApp, Any]) -> 
     assert [line.text for line in logs.lines if logs._visible(line)] == ["w", "e"]
     await pilot.press("space")
     assert logs.follow is False
-    await pilot.press("c")
+    await pilot.press("ctrl+l")
     assert logs.lines == []
 
 
 async def test_error_shows_and_editor_jumps_to_it(app_and_pilot: tuple[RunReplApp, Any]) -> None:
     app, pilot = app_and_pilot
-    await set_source(app, pilot, "const a = 1\nconst b = a.nope.deeper\n")
-    await run_and_wait(app, pilot)
+    await set_source(pilot, "const a = 1\nconst b = a.nope.deeper\n")
+    await run_to_end(pilot)
     view = app.query_one(RunErrorView)
     assert view.has_class("-shown") and view.error.code == "RUN_EXCEPTION"
     editor = app.editor_tabs.active_editor
@@ -153,86 +101,14 @@ async def test_call_detail_opens_on_enter(app_and_pilot: tuple[RunReplApp, Any])
     from run_repl.tui.screens.call_detail import CallDetailScreen
 
     app, pilot = app_and_pilot
-    await set_source(app, pilot, "await crm.getAccount('acc_0007')")
-    await run_and_wait(app, pilot)
-    await pilot.press("alt+4")
+    await set_source(pilot, "await crm.getAccount('acc_0007')")
+    await run_to_end(pilot)
+    await pilot.press("ctrl+o", "c")
     await pilot.press("enter")
     await pilot.pause()
     assert isinstance(app.screen, CallDetailScreen)
     assert app.screen.call.path == "crm.getAccount"
     await pilot.press("escape")
-
-
-async def test_approval_inline_approve_resumes_and_changes_data(data_dir: Path) -> None:
-    app = make_app(data_dir)
-    async with app.run_test(size=SIZE) as pilot:
-        await pilot.pause()
-        await set_source(
-            app,
-            pilot,
-            "const d = await documents.listDrafts(); return await documents.publish(d[0].id)",
-        )
-        await pilot.press("ctrl+j")
-        prompt = app.query_one(ApprovalPrompt)
-        await wait_until(pilot, lambda: prompt.current is not None)
-        assert prompt.has_class("-pending") and app.focused is prompt
-        assert prompt.current.path == "documents.publish"
-        assert app.status.state == "interrupted"
-        await pilot.press("y")
-        await wait_until(
-            pilot, lambda: not app.running and app.current_result.status != "interrupted"
-        )
-        assert app.current_result.status == "ok", app.current_result.error
-        assert app.current_result.value["published"] is True
-        replayed = [c.replayed for c in app.query_one(CallsTable).calls.values()]
-        assert replayed == [True, False]
-    db = sqlite3.connect(data_dir / "demo.sqlite3")
-    assert db.execute("SELECT published FROM drafts WHERE id = 'draft_01'").fetchone()[0] == 1
-
-
-async def test_approval_deny_and_approve_path_for_the_session(data_dir: Path) -> None:
-    app = make_app(data_dir)
-    source = "const d = await documents.listDrafts(); return await documents.publish(d[1].id)"
-    async with app.run_test(size=SIZE) as pilot:
-        await pilot.pause()
-        await set_source(app, pilot, source)
-        await pilot.press("ctrl+j")
-        prompt = app.query_one(ApprovalPrompt)
-        await wait_until(pilot, lambda: prompt.current is not None)
-        await pilot.press("n")
-        await wait_until(pilot, lambda: not app.running and app.current_result.status == "error")
-        assert app.current_result.error.code == "RUN_APPROVAL_DENIED"
-        # 'a' approves, and approves this path without asking for the rest of the session.
-        await set_source(app, pilot, source)
-        await pilot.press("ctrl+j")
-        await wait_until(pilot, lambda: prompt.current is not None)
-        await pilot.press("a")
-        await wait_until(pilot, lambda: not app.running and app.current_result.status == "ok")
-        await set_source(
-            app,
-            pilot,
-            "const d = await documents.listDrafts(); return await documents.publish(d[2].id)",
-        )
-        await run_and_wait(app, pilot)
-        await wait_until(pilot, lambda: not app.running and app.current_result.status == "ok")
-        assert prompt.current is None
-        assert app.current_result.value["id"] == "draft_03"
-
-
-async def test_quitting_with_approvals_pending_keeps_them(data_dir: Path) -> None:
-    app = make_app(data_dir)
-    async with app.run_test(size=SIZE) as pilot:
-        await pilot.pause()
-        await set_source(
-            app,
-            pilot,
-            "const d = await documents.listDrafts(); return await documents.publish(d[0].id)",
-        )
-        await pilot.press("ctrl+j")
-        await wait_until(pilot, lambda: app.query_one(ApprovalPrompt).current is not None)
-        await pilot.press("ctrl+q")
-    pending = app.ws.store.list_approvals()
-    assert [a.path for a in pending] == ["documents.publish"]
 
 
 async def test_history_opens_a_past_run_in_a_new_buffer(
@@ -241,14 +117,14 @@ async def test_history_opens_a_past_run_in_a_new_buffer(
     from run_repl.tui.screens.history import HistoryScreen
 
     app, pilot = app_and_pilot
-    await set_source(app, pilot, "'from history'")
-    await run_and_wait(app, pilot)
+    await set_source(pilot, "'from history'")
+    await run_to_end(pilot)
     before = len(app.editor_tabs.snapshot())
     await pilot.press("f2")
-    await wait_until(pilot, lambda: isinstance(app.screen, HistoryScreen))
-    await pilot.pause(0.3)
+    await until(pilot, lambda: isinstance(app.screen, HistoryScreen))
+    await settle(pilot)  # the search worker lists the runs
     await pilot.press("enter")
-    await wait_until(pilot, lambda: len(app.editor_tabs.snapshot()) == before + 1)
+    await until(pilot, lambda: len(app.editor_tabs.snapshot()) == before + 1)
     assert app.editor_tabs.active_editor.text == "'from history'"
 
 
@@ -300,16 +176,16 @@ async def test_keymap_from_config_rebinds_run(data_dir: Path, tmp_path: Path) ->
     app = make_app(data_dir)
     async with app.run_test(size=SIZE) as pilot:
         await pilot.pause()
-        await set_source(app, pilot, "'rebound'")
-        await run_and_wait(app, pilot, "ctrl+t")
-        assert app.current_result.value == "rebound"
+        await set_source(pilot, "'rebound'")
+        await run_to_end(pilot, "ctrl+t")
+        assert app.runs.result.value == "rebound"
 
 
 async def test_buffers_persist_across_restarts(data_dir: Path) -> None:
     app = make_app(data_dir)
     async with app.run_test(size=SIZE) as pilot:
         await pilot.pause()
-        await set_source(app, pilot, "'kept'")
+        await set_source(pilot, "'kept'")
         await app.editor_tabs.action_new_buffer("'second'", title="two")
         await pilot.pause()
         await pilot.press("ctrl+q")
@@ -327,11 +203,11 @@ async def test_file_argument_opens_in_the_editor(data_dir: Path, tmp_path: Path)
     async with app.run_test(size=SIZE) as pilot:
         await pilot.pause()
         assert app.editor_tabs.active_buffer.path == str(snippet)
-        await run_and_wait(app, pilot)
-        assert app.current_result.value == 10
+        await run_to_end(pilot)
+        assert app.runs.result.value == 10
 
 
-async def test_messages_flow_in_order(data_dir: Path) -> None:
+async def test_messages_flow_in_order(data_dir: Path, no_arm_delay: None) -> None:
     seen: list[str] = []
     counted: list[Any] = []
     app = make_app(data_dir)
@@ -349,14 +225,11 @@ async def test_messages_flow_in_order(data_dir: Path) -> None:
     async with app.run_test(size=SIZE, message_hook=hook) as pilot:
         await pilot.pause()
         await set_source(
-            app,
             pilot,
             "const d = await documents.listDrafts(); return await documents.publish(d[3].id)",
         )
-        await pilot.press("ctrl+j")
-        await wait_until(pilot, lambda: app.query_one(ApprovalPrompt).current is not None)
-        await pilot.press("y")
-        await wait_until(pilot, lambda: "RunFinished" in seen)
+        await run_to_end(pilot)
+        await decide(pilot, "y")
     assert seen == ["RunSubmitted", "RunInterrupted", "ApprovalDecided", "RunFinished"]
 
 
@@ -368,7 +241,7 @@ async def test_help_shows_bindings_of_the_focused_widget(
     app, pilot = app_and_pilot
     app.editor_tabs.active_editor.focus()
     await pilot.press("f1")
-    await wait_until(pilot, lambda: isinstance(app.screen, HelpScreen))
+    await until(pilot, lambda: isinstance(app.screen, HelpScreen))
     screen = app.screen
     ids = {row[2] for row in screen.binding_rows}
     assert {"app.run", "app.history", "app.help", "editor.new"} <= ids
@@ -379,8 +252,8 @@ async def test_palette_offers_the_focused_widgets_actions(
     app_and_pilot: tuple[RunReplApp, Any],
 ) -> None:
     app, pilot = app_and_pilot
-    await set_source(app, pilot, "Array.from({ length: 500 }, (_, i) => i)")
-    await run_and_wait(app, pilot)
+    await set_source(pilot, "Array.from({ length: 500 }, (_, i) => i)")
+    await run_to_end(pilot)
     view = app.query_one(ValueView)
     view.focus()
     await pilot.pause()

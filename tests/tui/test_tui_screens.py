@@ -15,14 +15,19 @@ from textual.widgets import DataTable, Input, Markdown, Static
 
 from run_repl.sandbox.result import CallRecord
 from run_repl.store.records import RunRecord
-from run_repl.tui.messages import OpenInEditor, ShowResult
 from run_repl.tui.screens.call_detail import (
     CallDetailScreen,
     call_detail_text,
     pretty_payload,
 )
 from run_repl.tui.screens.help import HelpScreen, group_bindings
-from run_repl.tui.screens.history import HistoryScreen, format_duration, result_summary
+from run_repl.tui.screens.history import (
+    HistoryScreen,
+    OpenSource,
+    ShowStored,
+    format_duration,
+    result_summary,
+)
 from run_repl.tui.themes import load_themes
 
 # A fixed past moment, so the "When" column shows a date that never changes.
@@ -124,8 +129,11 @@ class _Harness(App[None]):
     def make_screen(self) -> Any:
         raise NotImplementedError
 
+    answers: list[Any]
+
     def on_mount(self) -> None:
-        self.push_screen(self.make_screen())
+        self.answers = []
+        self.push_screen(self.make_screen(), self.answers.append)
 
 
 class HistoryApp(_Harness):
@@ -286,10 +294,7 @@ async def test_history_enter_opens_the_source_in_the_editor(utc: None) -> None:
         await _settle(app, pilot)
         await pilot.press(*"orders", "enter")
         await pilot.pause()
-        opened = [m for m in posted if isinstance(m, OpenInEditor)]
-        assert len(opened) == 1
-        assert opened[0].source == OK_SOURCE
-        assert opened[0].title == "history-run-ok-0.ts"
+        assert app.answers == [OpenSource(OK_SOURCE, "history-run-ok-0.ts")]
         assert not isinstance(app.screen, HistoryScreen)  # it closed
 
 
@@ -300,16 +305,15 @@ async def test_history_o_on_the_table_opens_and_r_shows_the_result(utc: None) ->
         await _settle(app, pilot)
         await pilot.press("tab", "down", "o")  # to the table, second row: the failed run
         await pilot.pause()
-        assert [m.source for m in posted if isinstance(m, OpenInEditor)] == [ERROR_SOURCE]
+        assert [a.source for a in app.answers] == [ERROR_SOURCE]
 
-        app.push_screen(HistoryScreen(app.store))
+        app.push_screen(HistoryScreen(app.store), app.answers.append)
         await _settle(app, pilot)
         await pilot.press("tab", "down", "down", "r")
         await pilot.pause()
-        shown = [m for m in posted if isinstance(m, ShowResult)]
-        assert len(shown) == 1
-        assert shown[0].source == OK_SOURCE
-        assert shown[0].envelope["value"][0] == {"id": "ord_1", "total": 120}
+        shown = app.answers[1]
+        assert isinstance(shown, ShowStored)
+        assert shown.envelope["value"][0] == {"id": "ord_1", "total": 120}
         assert not isinstance(app.screen, HistoryScreen)
 
 
@@ -330,7 +334,7 @@ async def test_history_escape_closes_and_an_empty_history_says_so(utc: None) -> 
         await pilot.press("escape")
         await pilot.pause()
         assert not isinstance(app.screen, HistoryScreen)
-    assert not [m for m in posted if isinstance(m, OpenInEditor | ShowResult)]
+    assert app.answers == [None]  # closed, choosing nothing
 
 
 def test_result_summary_and_durations() -> None:

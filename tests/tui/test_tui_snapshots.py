@@ -9,6 +9,7 @@ from typing import Any
 
 import pytest
 from textual.widgets import TextArea
+from tui_helpers import run_to_end
 
 from run_repl.tui import app as app_module
 from run_repl.tui.components import calls_table, log_panel, status_bar
@@ -41,17 +42,11 @@ async def still(pilot: Any) -> None:
     await pilot.pause()
 
 
-async def finish(pilot: Any, source: str, until: Any) -> None:
+async def finish(pilot: Any, source: str) -> None:
     await still(pilot)
     editor = pilot.app.editor_tabs.active_editor
     editor.load_text(source)
-    await pilot.press("ctrl+j")
-    waited = 0.0
-    while not until(pilot.app):
-        await pilot.pause(0.05)
-        waited += 0.05
-        assert waited < 30, "the run did not finish"
-    await pilot.pause(0.2)
+    await run_to_end(pilot)
     await still(pilot)
 
 
@@ -63,20 +58,70 @@ def test_after_a_run_with_a_paged_value(stable: Path, snap_compare: Any) -> None
     source = "console.log('listing'); const [c] = await crm.listAccounts(); return await store.listOrders(c.id)"
 
     async def run_before(pilot: Any) -> None:
-        await finish(pilot, source, lambda app: app.current_result is not None and not app.running)
-        await pilot.press("alt+2")
+        await finish(pilot, source)
+        await pilot.press("ctrl+o", "v")
         await pilot.press("n")  # the second page of items
         await still(pilot)
 
     assert snap_compare(make_app(stable), terminal_size=SIZE, run_before=run_before)
 
 
+PUBLISH = (
+    "const drafts = await documents.listDrafts()\nreturn await documents.publish(drafts[0].id)"
+)
+
+
 def test_approval_pending(stable: Path, snap_compare: Any) -> None:
-    source = (
-        "const drafts = await documents.listDrafts()\nreturn await documents.publish(drafts[0].id)"
-    )
+    """The prompt is shown, the editor keeps the focus, the footer offers F3."""
 
     async def run_before(pilot: Any) -> None:
-        await finish(pilot, source, lambda app: app.query_one(ApprovalPrompt).current is not None)
+        await finish(pilot, PUBLISH)
+        assert pilot.app.query_one(ApprovalPrompt).current is not None
+
+    assert snap_compare(make_app(stable), terminal_size=SIZE, run_before=run_before)
+
+
+def test_approval_engaged(stable: Path, snap_compare: Any) -> None:
+    """After F3: the prompt has the focus and says which keys decide."""
+
+    async def run_before(pilot: Any) -> None:
+        await finish(pilot, PUBLISH)
+        await pilot.press("f3")
+        await still(pilot)
+
+    assert snap_compare(make_app(stable), terminal_size=SIZE, run_before=run_before)
+
+
+def test_approval_pending_at_80_columns(stable: Path, snap_compare: Any) -> None:
+    async def run_before(pilot: Any) -> None:
+        await finish(pilot, PUBLISH)
+
+    assert snap_compare(make_app(stable), terminal_size=(80, 24), run_before=run_before)
+
+
+def test_jump_overlay(stable: Path, snap_compare: Any) -> None:
+    """ctrl+o: a letter on every panel, and what each letter does."""
+
+    async def run_before(pilot: Any) -> None:
+        await still(pilot)
+        await pilot.press("ctrl+o")
+        await pilot.pause()
+
+    assert snap_compare(make_app(stable), terminal_size=SIZE, run_before=run_before)
+
+
+def test_idle_screen_at_80_columns(stable: Path, snap_compare: Any) -> None:
+    """The run hint and the run keys fit."""
+    assert snap_compare(make_app(stable), terminal_size=(80, 24), run_before=still)
+
+
+def test_closing_an_unsaved_buffer_asks(stable: Path, snap_compare: Any) -> None:
+    """The ● on the tab, and the question with Cancel focused."""
+
+    async def run_before(pilot: Any) -> None:
+        await still(pilot)
+        await pilot.press("ctrl+n", *"draft", "ctrl+w")
+        await pilot.pause()
+        await still(pilot)
 
     assert snap_compare(make_app(stable), terminal_size=SIZE, run_before=run_before)

@@ -1,54 +1,210 @@
 """Inline approvals: the interrupted run's calls, asked one at a time, in the screen.
 
 Not a dialog over everything: the logs, calls and value stay readable while a
-person decides.
+person decides. Deciding is deliberate, whatever else is being typed:
+
+- the prompt appears without taking the focus (the editor keeps every key);
+- it takes keys only once engaged, by a key no one types as text (F3, or
+  ctrl+o then `a`) or a click, and only until the focus leaves it;
+- keys are ignored for a moment (ARM_SECONDS) after each approval appears, so
+  a key pressed twice never decides the next one of a batch;
+- approving a function for the whole session asks once more (enter).
+
+What is asked is shown whole: the message, then every argument in full
+(wrapped; the panel scrolls), with its type and length; runs of whitespace and
+invisible characters in strings are marked, never hidden.
 """
 
 from __future__ import annotations
 
 import json
-from typing import ClassVar
+import re
+import time
+from typing import Any, ClassVar
 
+from rich.console import Group, RenderableType
+from rich.padding import Padding
 from rich.text import Text
-from textual.binding import Binding
+from textual import events
+from textual.app import ComposeResult
+from textual.binding import Binding, BindingType
+from textual.containers import Vertical, VerticalScroll
+from textual.message import Message
+from textual.reactive import reactive
 from textual.widgets import Static
 
-from ...present.sanitize import safe as clean
+from ...present.approvals import approval_message
 from ...sandbox.result import Interruption
+from ..guest_text import safe_lines, safe_text
 from ..messages import ApprovalDecided
 
+ARM_SECONDS = 0.5
+"""Keys reaching the prompt this soon after an approval appears are ignored."""
 
-class ApprovalPrompt(Static, can_focus=True):
+WHITESPACE_RUN = 4
+"""A run of at least this many whitespace characters in a string is marked with its length."""
+
+_JSON_STRING = re.compile(r'"(?:[^"\\]|\\.)*"')
+# Whitespace a reader cannot count, and characters a reader cannot see at all.
+_HIDDEN = re.compile(
+    rf"(?P<space>[ \u00a0\u1680\u2000-\u200a\u2028\u2029\u202f\u205f\u3000]{{{WHITESPACE_RUN},}})"
+    r"|(?P<invisible>[\u200b-\u200d\u2060\ufeff\u00ad])"
+)
+_MARK_STYLE = "bold reverse yellow"
+
+
+def _describe_run(run: str) -> str:
+    count = len(run)
+    if set(run) == {" "}:
+        return f"⟨{count:,} spaces⟩"
+    return f"⟨{count:,} whitespace⟩"
+
+
+def marked(text: str, style: str = "") -> Text:
+    """`text` (already made safe) with long whitespace runs and invisible characters marked."""
+    out = Text()
+    position = 0
+    for match in _HIDDEN.finditer(text):
+        out.append(text[position : match.start()], style)
+        if match.lastgroup == "space":
+            out.append(_describe_run(match.group()), _MARK_STYLE)
+        else:
+            out.append(f"⟨U+{ord(match.group()):04X}⟩", _MARK_STYLE)
+        position = match.end()
+    out.append(text[position:], style)
+    return out
+
+
+def size_of(value: Any) -> str:
+    """An argument's type and length, as a person checks it."""
+    if isinstance(value, str):
+        return f"string · {len(value):,} character{'s' if len(value) != 1 else ''}"
+    if isinstance(value, bool):
+        return "boolean"
+    if value is None:
+        return "null"
+    if isinstance(value, int | float):
+        return "number"
+    if isinstance(value, list):
+        return f"array · {len(value):,} item{'s' if len(value) != 1 else ''}"
+    if isinstance(value, dict):
+        return f"object · {len(value):,} key{'s' if len(value) != 1 else ''}"
+    return type(value).__name__
+
+
+def value_text(value: Any) -> Text:
+    """A decoded argument, whole: pretty JSON, control characters escaped, strings' hidden runs marked."""
+    shown = safe_lines(json.dumps(value, indent=2, ensure_ascii=False, default=str))
+    out = Text()
+    position = 0
+    # Only inside strings: the indentation of pretty JSON is not the guest's whitespace.
+    for match in _JSON_STRING.finditer(shown):
+        out.append(shown[position : match.start()])
+        out.append_text(marked(match.group(), "green"))
+        position = match.end()
+    out.append(shown[position:])
+    return out
+
+
+def approval_text(interruption: Interruption) -> Group:
+    """Everything a person is asked to approve: message, call, each argument whole
+    (wrapped under its heading, never cut)."""
+    args = interruption.args
+    parts: list[RenderableType] = [
+        marked(safe_lines(approval_message(interruption.payload, interruption.path)), "bold"),
+        Text.assemble(
+            (safe_text(interruption.path), "bold cyan"),
+            (f"  {len(args)} argument{'s' if len(args) != 1 else ''}", "dim"),
+        ),
+    ]
+    for number, arg in enumerate(args, 1):
+        heading = Text.assemble((f"{number:>3}  ", "bold"), (size_of(arg), "dim"))
+        if isinstance(arg, int) and not isinstance(arg, bool) and abs(arg) >= 10_000:
+            heading.append(f"  = {arg:,}", "bold")  # digits a person can count
+        parts.append(heading)
+        parts.append(Padding(value_text(arg), (0, 0, 0, 5)))
+    payload = interruption.payload if isinstance(interruption.payload, dict) else {}
+    kind = payload.get("kind")
+    if kind and kind != "approval":
+        parts.append(Text("payload", "dim"))
+        parts.append(Padding(value_text(payload), (0, 0, 0, 5)))
+    return Group(*parts)
+
+
+class ApprovalPrompt(Vertical):
+    """The pending approvals of the interrupted run, one at a time; F3 engages it."""
+
+    class Left(Message):
+        """The person left the prompt without deciding: the editor takes the keys again."""
+
     HELP: ClassVar[str] = """\
 ### Approval
-The run paused: a host function needs a decision before it runs.
+The run paused: a host function needs a decision before it runs. The prompt
+never takes the keys you type elsewhere: the editor keeps them.
 
-- **y**: approve, **n**: deny (the snippet's await throws RUN_APPROVAL_DENIED)
-- **a**: approve, and approve this function for the rest of the session
+- **F3** (or **ctrl+o** then **a**, or a click): engage the prompt to decide
+- then **y**: approve, **n**: deny (the snippet's await throws RUN_APPROVAL_DENIED)
+- **a**: approve this function for the rest of the session; **enter** confirms
+- **escape**: back to the editor without deciding; **↑↓ pgup pgdn**: scroll long arguments
+
+Keys are ignored for half a second after each approval appears.
 Quitting leaves pending approvals in the store: `run-repl approvals list`.
 """
 
-    BINDINGS: ClassVar[list[Binding]] = [
+    BINDINGS: ClassVar[list[BindingType]] = [
         Binding("y", "decide(True)", "Approve", id="approval.approve"),
         Binding("n", "decide(False)", "Deny", id="approval.deny"),
-        Binding("a", "always", "Approve always", id="approval.always"),
+        Binding("a", "ask_always", "Approve for the session", id="approval.always"),
+        Binding("enter", "confirm_always", "Yes, for the session", id="approval.confirm"),
+        Binding("escape", "back", "Back", id="approval.back"),
+        Binding("up", "scroll('up')", "Scroll up", show=False, id="approval.up"),
+        Binding("down", "scroll('down')", "Scroll down", show=False, id="approval.down"),
+        Binding("pageup", "scroll('pageup')", "Page up", show=False, id="approval.page_up"),
+        Binding("pagedown", "scroll('pagedown')", "Page down", show=False, id="approval.page_down"),
     ]
 
     DEFAULT_CSS = """
     ApprovalPrompt {
-        display: none; height: auto; max-height: 12; padding: 0 1;
-        border: tall $warning; background: $warning 15%;
+        display: none; height: auto; padding: 0 1;
+        border: round $warning; border-title-color: $warning; border-title-style: bold;
+        border-subtitle-color: $text-muted;
+        background: $warning 10%;
     }
     ApprovalPrompt.-pending { display: block; }
-    ApprovalPrompt:focus { border: tall $accent; }
+    ApprovalPrompt:focus {
+        border: thick $accent; border-title-color: $accent; border-subtitle-color: $text;
+        background: $accent 10%;
+    }
+    ApprovalPrompt #approval-body { height: auto; max-height: 40vh; scrollbar-size-vertical: 1; }
+    ApprovalPrompt #approval-keys { height: auto; color: $text-muted; margin-top: 1; }
+    ApprovalPrompt:focus #approval-keys { color: $text; text-style: bold; }
+    ApprovalPrompt.-confirm #approval-keys { color: $text-warning; }
     """
+
+    engaged: reactive[bool] = reactive(False, bindings=True)
+    """True while the prompt holds the focus by a deliberate act: only then do keys decide."""
+
+    confirming: reactive[bool] = reactive(False, bindings=True)
+    """True while "approve for the session" waits for its confirmation."""
 
     def __init__(self, *, id: str | None = None) -> None:
         super().__init__(id=id)
+        self.can_focus = True
         self.queue: list[Interruption] = []
         self.total = 0
+        self.shown_at = 0.0
+        self._body = Static(id="approval-text")
+        self._keys = Static(id="approval-keys")
 
+    def compose(self) -> ComposeResult:
+        with VerticalScroll(id="approval-body") as body:
+            body.can_focus = False  # its keys would reach this prompt's bindings
+            yield self._body
+        yield self._keys
+
+    # ------------------------------------------------------------------ state
     def ask(self, interruptions: list[Interruption]) -> None:
+        """Show these approvals, first one first; the focus stays where it is."""
         self.queue = list(interruptions)
         self.total = len(self.queue)
         self._show()
@@ -61,43 +217,127 @@ Quitting leaves pending approvals in the store: `run-repl approvals list`.
     def current(self) -> Interruption | None:
         return self.queue[0] if self.queue else None
 
+    @property
+    def armed(self) -> bool:
+        """Whether keys may decide yet (not in the moment after an approval appeared)."""
+        return time.monotonic() - self.shown_at >= ARM_SECONDS
+
+    def allow_focus(self) -> bool:
+        # Never by tab, shift+tab or a panel-cycling key: only `engage()` focuses it.
+        return self.engaged and self.current is not None
+
+    def engage(self) -> None:
+        """Take the keys, to decide (F3, the jump overlay, a click)."""
+        if self.current is None:
+            return
+        self.engaged = True
+        self.focus()
+
     def _show(self) -> None:
         it = self.current
         self.set_class(it is not None, "-pending")
+        self.confirming = False
         if it is None:
-            self.update("")
+            self._body.update("")
+            self.border_title = ""
+            self.engaged = False
             return
-        payload = it.payload if isinstance(it.payload, dict) else {}
-        message = payload.get("message") or f"{it.path} is waiting for a decision"
+        self.shown_at = time.monotonic()
         n = self.total - len(self.queue) + 1
-        text = Text()
-        text.append(f"Approval {n} of {self.total}: ", style="bold")
-        text.append(clean(str(message)), style="bold")
-        text.append(f"\n{it.path}", style="bold cyan")
-        args = json.dumps(it.args, ensure_ascii=False, default=str)
-        text.append("(" + (args[1:-1] if len(args) < 400 else args[1:397] + "…") + ")")
-        kind = payload.get("kind")
-        if kind and kind != "approval":
-            text.append(
-                f"\nkind: {kind}  payload: {json.dumps(payload, default=str)[:300]}", style="dim"
+        self.border_title = f"Approval {n} of {self.total} · {safe_text(it.path)}"
+        self._body.update(approval_text(it))
+        self.query_one("#approval-body", VerticalScroll).scroll_home(animate=False)
+        self._update_keys()
+
+    def _update_keys(self) -> None:
+        it = self.current
+        if it is None:
+            return
+        path = safe_text(it.path)
+        if self.confirming:
+            hint = (
+                f"Approve every {path} call for the rest of this session, without asking?"
+                "   enter: yes   any other key: no"
             )
-        text.append(
-            "\n[y] approve   [n] deny   [a] approve this function for the session", style="dim"
-        )
-        self.update(text)
+        elif self.engaged:
+            hint = f"y approve   n deny   a approve {path} for the session   esc back to the editor"
+        else:
+            hint = "F3 (or ctrl+o a) to decide · your keys still go to the editor"
+        self.border_subtitle = "deciding" if self.engaged else "F3 to decide"
+        self._keys.update(hint)
+
+    def watch_engaged(self) -> None:
+        self._update_keys()
+
+    def watch_confirming(self, confirming: bool) -> None:
+        if confirming:
+            self.shown_at = time.monotonic()  # the question is new: its answer waits too
+        self.set_class(confirming, "-confirm")
+        self._update_keys()
+
+    def on_blur(self, event: events.Blur) -> None:
+        # A modal over the screen (help) takes the focus for a while: stay engaged.
+        if self.app.screen is self.screen:
+            self.engaged = False
+            self.confirming = False
+
+    def on_click(self) -> None:
+        self.engage()
+
+    async def on_key(self, event: events.Key) -> None:
+        # While confirming, enter says yes and any other key says no: nothing else decides.
+        if self.confirming and event.key != "enter":
+            event.stop()
+            event.prevent_default()
+            self.confirming = False
+
+    # ------------------------------------------------------------------ actions
+    def check_action(self, action: str, parameters: tuple[object, ...]) -> bool | None:
+        if action in ("decide", "ask_always"):
+            return self.current is not None and not self.confirming
+        if action == "confirm_always":
+            return self.confirming
+        return True
+
+    def _too_soon(self) -> bool:
+        if self.armed:
+            return False
+        self.app.bell()
+        return True
 
     def action_decide(self, approved: bool) -> None:
         it = self.current
-        if it is None:
+        if it is None or self._too_soon():
             return
         self.queue.pop(0)
         self.post_message(ApprovalDecided(it.id, approved))
         self._show()
 
-    def action_always(self) -> None:
+    def action_ask_always(self) -> None:
+        if self.current is None or self._too_soon():
+            return
+        self.confirming = True
+
+    def action_confirm_always(self) -> None:
         it = self.current
-        if it is None:
+        if it is None or not self.confirming or self._too_soon():
             return
         self.queue.pop(0)
         self.post_message(ApprovalDecided(it.id, True, approve_path=True))
         self._show()
+
+    def action_back(self) -> None:
+        if self.confirming:
+            self.confirming = False
+            return
+        self.engaged = False
+        self.post_message(self.Left())
+
+    def action_scroll(self, where: str) -> None:
+        body = self.query_one("#approval-body", VerticalScroll)
+        {
+            "up": lambda: body.scroll_up(animate=False),
+            "down": lambda: body.scroll_down(animate=False),
+            "pageup": lambda: body.scroll_page_up(animate=False),
+            "pagedown": lambda: body.scroll_page_down(animate=False),
+        }[where]()

@@ -9,8 +9,8 @@ from textual.binding import Binding
 from textual.message import Message
 from textual.widgets import DataTable
 
-from ...present.sanitize import safe as clean
 from ...sandbox.result import CallRecord
+from ..guest_text import safe_text
 
 COLUMNS = (
     ("seq", "#"),
@@ -38,7 +38,7 @@ def status_text(call: CallRecord) -> Text:
     if call.ok:
         bits.append("ok", style="green")
     else:
-        bits.append(str(call.error_code or "error"), style="red")
+        bits.append(safe_text(str(call.error_code or "error")), style="red")
     if call.replayed:
         bits.append(" replayed", style="dim")
     if call.decision in ("approved", "denied", "refused"):
@@ -81,7 +81,9 @@ calls were answered from the record of the interrupted run, not run again.
         self.calls[call.seq] = call
         cells = {
             "seq": Text(str(call.seq), style="dim"),
-            "path": Text.assemble((call.path, "bold"), (clean(call.args_preview), "")),
+            "path": Text.assemble(
+                (safe_text(call.path), "bold"), (safe_text(call.args_preview), "")
+            ),
             "duration": Text(
                 format_ms(call.duration_ms) if call.duration_ms is not None else "–",
                 justify="right",

@@ -1,14 +1,21 @@
-"""The editor: tabs of TypeScript buffers that persist across restarts.
+"""The editor: tabs of TypeScript buffers that persist across restarts, like an editor's.
 
 Highlighting is tree-sitter-typescript (Textual's JavaScript query plus the
 TypeScript one); a buffer past LARGE_BUFFER_LINES falls back to plain text so
 typing stays instant.
+
+Restoring is lazy: every saved buffer gets a tab at once, but only the active
+one gets an editor (a TextArea with its parser); the others get theirs when
+first shown, so the first paint does not grow with the number of buffers.
+A tab marks unsaved changes (●); closing a modified buffer asks; closed
+buffers can be reopened; untitled buffers are kept only while they hold text.
 """
 
 from __future__ import annotations
 
 import json
 import os
+import time
 from dataclasses import dataclass, field
 from functools import cache
 from pathlib import Path
@@ -18,12 +25,13 @@ from textual import on
 from textual.app import ComposeResult
 from textual.binding import Binding
 from textual.containers import Vertical
+from textual.css.query import NoMatches
 from textual.message import Message
-from textual.widgets import TabbedContent, TabPane, TextArea
+from textual.widgets import ContentSwitcher, Tab, Tabs, TextArea
 
 LARGE_BUFFER_LINES = 5000
 LANGUAGE = "typescript"
-DEFAULT_SOURCE = """// Write TypeScript against the host's functions; ctrl+enter (or F5) runs it.
+DEFAULT_SOURCE = """// F5 or ctrl+j runs · F1 help
 const [customer] = await crm.listAccounts()
 return await store.listOrders(customer.id)
 """
@@ -53,10 +61,17 @@ class CodeEditor(TextArea):
 TypeScript or JavaScript: the body of an async function. Top-level `await` works;
 the last expression (or an explicit `return`) is the run's value.
 
-- **ctrl+enter**, **ctrl+j** or **F5**: run the buffer (or the selection)
+- **F5**, **ctrl+j** or **ctrl+enter**: run the buffer (or the selection); ctrl+enter is
+  plain enter in many terminals, so F5 and ctrl+j are the ones that always work
 - **escape** / **ctrl+c** while running: cancel
 - **ctrl+r**: run the last snippet again
-- **ctrl+n** new buffer, **ctrl+o** open a file, **ctrl+s** save, **ctrl+w** close the buffer
+- **ctrl+o**: jump: a letter on every panel (e editor, v value, l logs, c calls,
+  a approval) and **o** to open a file; **F4** / **shift+F4**: next / previous panel
+- **F3**: decide a pending approval (your keys never reach it otherwise)
+- **ctrl+n** new tab, **F8** open a file, **ctrl+s** save
+- **ctrl+w** close the tab (it asks first when ● marks unsaved changes), **ctrl+t** reopen
+  the last closed tab
+- **ctrl+pagedown** / **ctrl+pageup** (or **alt+→** / **alt+←**): next / previous tab
 """
 
     def __init__(self, text: str = "", *, name: str | None = None, id: str | None = None) -> None:
@@ -73,6 +88,11 @@ the last expression (or an explicit `return`) is the run's value.
         if lang is not None:
             self.register_language(LANGUAGE, lang[0], lang[1])  # type: ignore[arg-type]
         self._apply_language()
+
+    def on_mount(self) -> None:
+        style = getattr(self.app, "style_editor", None)
+        if style is not None:
+            style(self)  # the app theme's syntax colours, for editors made after the start
 
     def _apply_language(self) -> None:
         wanted = (
@@ -101,11 +121,37 @@ the last expression (or an explicit `return`) is the run's value.
 
 @dataclass
 class Buffer:
+    """One tab's text, where it is saved (if anywhere), and the text it was last saved as."""
+
     title: str
     text: str
     path: str | None = None
     cursor: tuple[int, int] = (0, 0)
+    saved: str | None = None
+    """The text as last opened or saved (an untitled buffer: as it was made); None: `text`."""
     key: str = field(default="")
+
+    def __post_init__(self) -> None:
+        if self.saved is None:
+            self.saved = self.text
+
+    @property
+    def modified(self) -> bool:
+        return self.text != self.saved
+
+    @property
+    def worth_keeping(self) -> bool:
+        """An untitled buffer with nothing in it is not restored next time."""
+        return self.path is not None or bool(self.text.strip())
+
+
+@dataclass
+class Restored:
+    """What the buffers file held: the buffers, the active one, and a problem to report."""
+
+    buffers: list[Buffer]
+    active: int = 0
+    problem: str | None = None
 
 
 class BufferStore:
@@ -114,22 +160,59 @@ class BufferStore:
     def __init__(self, path: Path) -> None:
         self.path = path
 
-    def load(self) -> list[Buffer]:
+    def load(self) -> Restored:
+        """The saved buffers. A file that cannot be read as buffers is moved aside, never
+        overwritten: the problem says where it went."""
         try:
-            data = json.loads(self.path.read_text(encoding="utf-8"))
-            return [
-                Buffer(b["title"], b["text"], b.get("path"), tuple(b.get("cursor", (0, 0))))  # type: ignore[arg-type]
-                for b in data.get("buffers", [])
+            raw = self.path.read_text(encoding="utf-8")
+        except FileNotFoundError:
+            return Restored([])
+        except (OSError, UnicodeDecodeError) as exc:
+            return Restored([], problem=f"could not read the saved buffers {self.path}: {exc}")
+        try:
+            data = json.loads(raw)
+            buffers = [
+                Buffer(
+                    str(b["title"]),
+                    str(b["text"]),
+                    None if b.get("path") is None else str(b["path"]),
+                    (int(b.get("cursor", (0, 0))[0]), int(b.get("cursor", (0, 0))[1])),
+                    None if b.get("saved") is None else str(b["saved"]),
+                )
+                for b in data["buffers"]
             ]
-        except (OSError, ValueError, KeyError, TypeError):
-            return []
+            active = int(data.get("active", 0))
+        except (ValueError, KeyError, TypeError, IndexError, AttributeError) as exc:
+            aside = self.path.with_name(
+                f"{self.path.name}.corrupt-{time.strftime('%Y%m%d-%H%M%S')}"
+            )
+            try:
+                self.path.replace(aside)
+            except OSError as move:
+                return Restored(
+                    [],
+                    problem=f"the saved buffers {self.path} are unreadable ({exc}) and could not be moved aside: {move}",
+                )
+            return Restored(
+                [],
+                problem=f"the saved buffers were unreadable ({type(exc).__name__}: {exc}); the file is kept as {aside}",
+            )
+        return Restored(buffers, active)
 
     def save(self, buffers: list[Buffer], active: int) -> None:
+        kept = [b for b in buffers if b.worth_keeping]
+        active_buffer = buffers[active] if 0 <= active < len(buffers) else None
         data = {
-            "active": active,
+            "active": kept.index(active_buffer) if active_buffer in kept else 0,
             "buffers": [
-                {"title": b.title, "text": b.text, "path": b.path, "cursor": list(b.cursor)}
-                for b in buffers
+                {
+                    "title": b.title,
+                    "text": b.text,
+                    "path": b.path,
+                    "cursor": list(b.cursor),
+                    "saved": b.saved,
+                }
+                for b in kept
             ],
         }
         try:
@@ -140,110 +223,159 @@ class BufferStore:
         except OSError:
             pass  # buffers are a convenience: never fail the app over them
 
-    def active_index(self) -> int:
-        try:
-            return int(json.loads(self.path.read_text(encoding="utf-8")).get("active", 0))
-        except (OSError, ValueError, TypeError, AttributeError):
-            return 0
+
+MAX_CLOSED = 20  # closed buffers that ctrl+t can bring back
 
 
 class EditorTabs(Vertical):
     """Tabs of buffers. The app asks it for the active editor and its text."""
 
+    # Priority bindings: handled as the key arrives, before the keys after it reach an
+    # editor, so what is typed right after ctrl+n lands in the new tab. (ctrl+w also
+    # goes before the TextArea's own: delete word left, which ctrl+backspace still does.)
     BINDINGS: ClassVar[list[Binding]] = [
-        Binding("ctrl+n", "new_buffer", "New", id="editor.new"),
-        # Before the TextArea's own ctrl+w (delete word left; ctrl+backspace still does that).
-        Binding("ctrl+w", "close_buffer", "Close", id="editor.close", priority=True),
-        Binding("ctrl+pagedown", "next_tab", "Next tab", show=False, id="editor.next_tab"),
+        Binding("ctrl+n", "new_buffer", "New tab", id="editor.new", show=False, priority=True),
         Binding(
-            "ctrl+pageup", "previous_tab", "Previous tab", show=False, id="editor.previous_tab"
+            "ctrl+w", "close_buffer", "Close tab", id="editor.close", priority=True, show=False
+        ),
+        Binding(
+            "ctrl+t",
+            "reopen_buffer",
+            "Reopen closed tab",
+            id="editor.reopen",
+            show=False,
+            priority=True,
+        ),
+        # The TextArea would also take ctrl+pageup/pagedown, to scroll sideways.
+        Binding(
+            "ctrl+pagedown,alt+right",
+            "next_tab",
+            "Next tab",
+            id="editor.next_tab",
+            show=False,
+            priority=True,
+        ),
+        Binding(
+            "ctrl+pageup,alt+left",
+            "previous_tab",
+            "Previous tab",
+            id="editor.previous_tab",
+            show=False,
+            priority=True,
         ),
     ]
 
-    class BufferSaved(Message):
-        def __init__(self, path: str) -> None:
-            super().__init__()
-            self.path = path
+    DEFAULT_CSS = """
+    EditorTabs > #editor-switcher { height: 1fr; }
+    """
 
     def __init__(
         self, store: BufferStore, *, initial: list[Buffer] | None = None, id: str | None = None
     ) -> None:
         super().__init__(id=id)
         self.store = store
-        self._initial = initial
         self._counter = 0
         self._buffers: dict[str, Buffer] = {}
+        self._recently_closed: list[Buffer] = []
+        self.problem: str | None = None
+        restored = Restored(initial) if initial is not None else store.load()
+        self.problem = restored.problem
+        buffers = [b for b in restored.buffers if b.worth_keeping] or [
+            Buffer("untitled", DEFAULT_SOURCE)
+        ]
+        active = min(max(restored.active, 0), len(buffers) - 1)
+        if initial is None and restored.buffers and restored.active < len(restored.buffers):
+            wanted = restored.buffers[restored.active]
+            active = buffers.index(wanted) if wanted in buffers else 0
+        for buffer in buffers:
+            self._register(buffer)
+        self._first_active = buffers[active].key
+
+    def _register(self, buffer: Buffer) -> str:
+        self._counter += 1
+        buffer.key = f"buffer-{self._counter}"
+        self._buffers[buffer.key] = buffer
+        return buffer.key
 
     def compose(self) -> ComposeResult:
-        yield TabbedContent(id="editor-tabs")
+        # The active tab now; the others just after the first paint (`_add_other_tabs`).
+        yield Tabs(
+            Tab(self._label(self._buffers[self._first_active]), id=self._first_active),
+            active=self._first_active,
+            id="editor-tabs",
+        )
+        # Only the active buffer gets an editor now: the others when first shown.
+        with ContentSwitcher(initial=f"{self._first_active}-editor", id="editor-switcher"):
+            yield self._make_editor(self._buffers[self._first_active])
 
-    async def on_mount(self) -> None:
-        buffers = self._initial if self._initial is not None else self.store.load()
-        if not buffers:
-            buffers = [Buffer("untitled", DEFAULT_SOURCE)]
-        for buffer in buffers:
-            await self.add_buffer(buffer, activate=False)
-        tabs = self.query_one(TabbedContent)
+    def on_mount(self) -> None:
+        if len(self._buffers) > 1:
+            # After the first frame is on the screen, not in the pass that paints it.
+            self.call_after_refresh(self.call_after_refresh, self._add_other_tabs)
+
+    async def _add_other_tabs(self) -> None:
         keys = list(self._buffers)
-        active = self.store.active_index() if self._initial is None else 0
-        if keys:
-            tabs.active = keys[min(max(active, 0), len(keys) - 1)]
-        self.call_after_refresh(self._focus_active)
+        index = keys.index(self._first_active)
+        strip = self.tabs.query_one("#tabs-list")
+        before = [Tab(self._label(self._buffers[k]), id=k) for k in keys[:index]]
+        after = [Tab(self._label(self._buffers[k]), id=k) for k in keys[index + 1 :]]
+        if before:
+            await strip.mount_all(before, before=0)
+        if after:
+            await strip.mount_all(after)
+        self.call_after_refresh(self._reveal_active)
 
-    def _focus_active(self) -> None:
-        editor = self.active_editor
-        if editor is not None:
-            editor.focus()
-
-    async def add_buffer(self, buffer: Buffer, *, activate: bool = True) -> CodeEditor:
-        self._counter += 1
-        key = f"buffer-{self._counter}"
-        buffer.key = key
-        self._buffers[key] = buffer
-        editor = CodeEditor(buffer.text, id=f"{key}-editor")
-        tabs = self.query_one(TabbedContent)
-        await tabs.add_pane(TabPane(buffer.title, editor, id=key))
+    def _make_editor(self, buffer: Buffer) -> CodeEditor:
+        editor = CodeEditor(buffer.text, id=f"{buffer.key}-editor")
         row = min(buffer.cursor[0], editor.document.line_count - 1)
         editor.move_cursor((row, buffer.cursor[1]))
-        if activate:
-            tabs.active = key
-            editor.focus()
         return editor
+
+    @staticmethod
+    def _label(buffer: Buffer) -> str:
+        return f"{buffer.title} ●" if buffer.modified else buffer.title
+
+    # ------------------------------------------------------------------ looking up
+    @property
+    def tabs(self) -> Tabs:
+        return self.query_one("#editor-tabs", Tabs)
 
     @property
     def active_key(self) -> str | None:
         try:
-            return self.query_one(TabbedContent).active or None
-        except Exception:
+            return self.tabs.active or None
+        except NoMatches:
+            return None
+
+    def editor_for(self, key: str) -> CodeEditor | None:
+        try:
+            return self.query_one(f"#{key}-editor", CodeEditor)
+        except NoMatches:
             return None
 
     @property
     def active_editor(self) -> CodeEditor | None:
         key = self.active_key
-        if not key:
-            return None
-        try:
-            return self.query_one(f"#{key}-editor", CodeEditor)
-        except Exception:
-            return None
+        return self.editor_for(key) if key else None
 
     @property
     def active_buffer(self) -> Buffer | None:
         key = self.active_key
         return self._buffers.get(key) if key else None
 
+    @property
+    def buffers(self) -> list[Buffer]:
+        """The buffers in tab order (texts as of the last edit)."""
+        return list(self._buffers.values())
+
     def snapshot(self) -> list[Buffer]:
         """Every buffer with its current text and cursor."""
-        out = []
         for key, buffer in self._buffers.items():
-            try:
-                editor = self.query_one(f"#{key}-editor", CodeEditor)
-                buffer.text = editor.text
+            editor = self.editor_for(key)
+            if editor is not None:
+                self._set_text(buffer, editor.text)
                 buffer.cursor = editor.cursor_location
-            except Exception:
-                pass
-            out.append(buffer)
-        return out
+        return list(self._buffers.values())
 
     def persist(self) -> None:
         buffers = self.snapshot()
@@ -251,59 +383,179 @@ class EditorTabs(Vertical):
         active = keys.index(self.active_key) if self.active_key in keys else 0
         self.store.save(buffers, active)
 
+    # ------------------------------------------------------------------ showing
+    @on(Tabs.TabActivated, "#editor-tabs")
+    async def _tab_activated(self, event: Tabs.TabActivated) -> None:
+        event.stop()
+        if event.tab.id in self._buffers:
+            await self.show(event.tab.id)
+
+    async def show(self, key: str) -> None:
+        """Make `key` the active buffer: its editor made if need be, shown, and focused at
+        once, so the keys typed next land in it (not in the buffer that was active)."""
+        if self.tabs.active != key:
+            self.tabs.active = key
+        switcher = self.query_one(ContentSwitcher)
+        editor = self.editor_for(key)
+        if editor is None:
+            editor = self._make_editor(self._buffers[key])
+            await switcher.add_content(editor)
+        switcher.current = editor.id
+        self.screen.set_focus(editor)
+        self.call_after_refresh(self._reveal_active)
+
+    def _reveal_active(self) -> None:
+        # The strip scrolls so the active tab shows, even right after it was added.
+        tab = self.tabs.active_tab
+        if tab is not None:
+            self.tabs.query_one("#tabs-scroll").scroll_to_widget(tab, animate=False)
+            # Tabs mounted before the active one move it: its underline follows (what
+            # Tabs.add_tab does after a refresh, too).
+            self.tabs._highlight_active(animate=False)
+        editor = self.active_editor
+        if editor is not None:
+            editor.focus()
+
+    @on(TextArea.Changed)
+    def _edited(self, event: TextArea.Changed) -> None:
+        key = (event.text_area.id or "").removesuffix("-editor")
+        buffer = self._buffers.get(key)
+        if buffer is None:
+            return
+        self._set_text(buffer, event.text_area.text)
+
+    def _set_text(self, buffer: Buffer, text: str) -> None:
+        was = buffer.modified
+        buffer.text = text
+        if buffer.modified != was:
+            self._relabel(buffer)
+
+    def _relabel(self, buffer: Buffer) -> None:
+        try:
+            self.tabs.query_one(f"#{buffer.key}", Tab).label = self._label(buffer)
+        except NoMatches:
+            pass
+
+    # ------------------------------------------------------------------ adding, closing
+    async def add_buffer(self, buffer: Buffer, *, activate: bool = True) -> None:
+        key = self._register(buffer)
+        await self.tabs.add_tab(Tab(self._label(buffer), id=key))
+        if activate:
+            await self.show(key)
+
     async def action_new_buffer(self, text: str = "", title: str | None = None) -> None:
         await self.add_buffer(Buffer(title or f"untitled-{self._counter + 1}", text))
 
-    async def action_close_buffer(self) -> None:
-        key = self.active_key
-        if key is None:
+    def action_close_buffer(self) -> None:
+        editor = self.active_editor
+        if editor is None:
             return
-        if len(self._buffers) == 1:
-            editor = self.active_editor
-            if editor is not None:
-                editor.load_text("")
+        # Keys typed just before ctrl+w may still wait in the editor's queue (a priority
+        # key is handled first): decide after them, or their text would close unasked.
+        editor.call_later(self._close_active)
+
+    async def _close_active(self) -> None:
+        buffer = self.active_buffer
+        if buffer is None:
             return
+        self.snapshot()
+        if not buffer.modified:
+            await self.close(buffer)
+            return
+        from ..screens.confirm_close import ConfirmClose
+
+        async def answered(choice: str | None) -> None:
+            if choice == "discard":
+                await self.close(buffer)
+            elif choice == "save":
+                await self._save_then_close(buffer)
+
+        self.app.push_screen(ConfirmClose(buffer.title, buffer.path), answered)
+
+    async def _save_then_close(self, buffer: Buffer) -> None:
+        if buffer.path is None:
+            self.post_message(self.SaveAsRequested(buffer.key))
+            return
+        try:
+            self.save(buffer, Path(buffer.path))
+        except OSError as exc:
+            self.notify(f"Cannot save {buffer.path}: {exc}", severity="error")
+            return
+        await self.close(buffer)
+
+    async def close(self, buffer: Buffer) -> None:
+        """Close a buffer at once (ctrl+t brings it back); the last one leaves an empty one."""
+        self.snapshot()
+        if buffer.worth_keeping:
+            self._recently_closed.append(buffer)
+            del self._recently_closed[:-MAX_CLOSED]
+        key = buffer.key
+        keys = list(self._buffers)
         self._buffers.pop(key, None)
-        await self.query_one(TabbedContent).remove_pane(key)
-        self.call_after_refresh(self._focus_active)
+        if not self._buffers:
+            await self.action_new_buffer()
+        elif self.active_key == key:
+            index = keys.index(key)
+            await self.show(keys[index + 1] if index + 1 < len(keys) else keys[index - 1])
+        await self.tabs.remove_tab(key)
+        editor = self.editor_for(key)
+        if editor is not None:
+            await editor.remove()
 
-    def action_next_tab(self) -> None:
-        self._cycle(1)
+    async def action_reopen_buffer(self) -> None:
+        if not self._recently_closed:
+            self.notify("No closed tab to reopen.", severity="warning")
+            return
+        buffer = self._recently_closed.pop()
+        await self.add_buffer(
+            Buffer(buffer.title, buffer.text, buffer.path, buffer.cursor, buffer.saved)
+        )
 
-    def action_previous_tab(self) -> None:
-        self._cycle(-1)
+    async def action_next_tab(self) -> None:
+        await self._cycle(1)
 
-    def _cycle(self, step: int) -> None:
+    async def action_previous_tab(self) -> None:
+        await self._cycle(-1)
+
+    async def _cycle(self, step: int) -> None:
         keys = list(self._buffers)
         if not keys:
             return
         current = self.active_key
         index = keys.index(current) if current in keys else 0
-        self.query_one(TabbedContent).active = keys[(index + step) % len(keys)]
-        self.call_after_refresh(self._focus_active)
+        await self.show(keys[(index + step) % len(keys)])
 
+    # ------------------------------------------------------------------ files
     async def open_file(self, path: Path) -> None:
         """Open a file in a new buffer (or switch to it if it is open)."""
         for key, buffer in self._buffers.items():
             if buffer.path and Path(buffer.path).resolve() == path.resolve():
-                self.query_one(TabbedContent).active = key
+                await self.show(key)
                 return
         text = path.read_text(encoding="utf-8") if path.exists() else ""
         await self.add_buffer(Buffer(path.name, text, str(path)))
 
+    def save(self, buffer: Buffer, path: Path) -> Path:
+        """Write a buffer to `path`; it is the buffer's file from now on, unmodified."""
+        self.snapshot()
+        path.write_text(buffer.text, encoding="utf-8")
+        buffer.path = str(path)
+        buffer.title = path.name
+        buffer.saved = buffer.text
+        self._relabel(buffer)
+        return path
+
     def save_active(self, path: Path | None = None) -> Path | None:
-        buffer, editor = self.active_buffer, self.active_editor
-        if buffer is None or editor is None:
+        buffer = self.active_buffer
+        if buffer is None:
             return None
         target = path or (Path(buffer.path) if buffer.path else None)
         if target is None:
             return None
-        target.write_text(editor.text, encoding="utf-8")
-        buffer.path = str(target)
-        buffer.title = target.name
-        try:
-            self.query_one(TabbedContent).get_tab(buffer.key).label = target.name
-        except Exception:
-            pass
-        self.post_message(self.BufferSaved(str(target)))
-        return target
+        return self.save(buffer, target)
+
+    @dataclass
+    class SaveAsRequested(Message):
+        """A buffer with no file must be saved before it closes: ask where."""
+
+        key: str

@@ -6,8 +6,8 @@ from rich.text import Text
 from textual.message import Message
 from textual.widgets import Static
 
-from ...present.sanitize import safe as clean
 from ...sandbox.result import RunErrorInfo
+from ..guest_text import safe_lines, safe_text
 
 
 class RunErrorView(Static, can_focus=True):
@@ -34,20 +34,23 @@ class RunErrorView(Static, can_focus=True):
             self.update("")
             return
         text = Text()
-        text.append(str(error.code), style="bold red")
+        text.append(safe_text(str(error.code)), style="bold red")
         if error.line:
             text.append(
                 f"  line {error.line}" + (f", column {error.column}" if error.column else ""),
                 style="bold",
             )
-        text.append(f"\n{clean(error.message)}")
+        text.append(f"\n{safe_lines(error.message)}")
         if error.did_you_mean:
-            text.append(f"\ndid you mean: {', '.join(error.did_you_mean)}", style="cyan")
+            text.append(
+                f"\ndid you mean: {safe_text(', '.join(map(str, error.did_you_mean)))}",
+                style="cyan",
+            )
         if error.stack and error.code == "RUN_EXCEPTION":
             for frame in error.stack.splitlines()[1:6]:
-                text.append(f"\n{clean(frame)}", style="dim")
+                text.append(f"\n{safe_text(frame)}", style="dim")
         for action in error.next_actions:
-            text.append(f"\nnext: {action.why or action.type}", style="italic")
+            text.append(f"\nnext: {safe_text(action.why or action.type)}", style="italic")
         self.update(text)
 
     def on_click(self) -> None:

@@ -20,8 +20,8 @@ from textual.scroll_view import ScrollView
 from textual.strip import Strip
 from textual.widgets import Static
 
-from ...present.sanitize import safe as clean
 from ...sandbox.result import LogLine
+from ..guest_text import safe_lines
 
 LEVELS = ("debug", "log", "info", "warn", "error")
 LEVEL_RANK = {level: i for i, level in enumerate(LEVELS)}
@@ -88,14 +88,14 @@ Console lines of the run, as they are printed.
 
 - **space**: pause or follow the end
 - **f**: show only lines at or above a level (cycles debug → log → info → warn → error)
-- **c**: clear, **y**: copy the shown lines
+- **ctrl+l**: clear, **y**: copy the shown lines
 - arrows, page up/down, home/end: scroll
 """
 
     BINDINGS: ClassVar[list[Binding]] = [
         Binding("space", "toggle_follow", "Pause/follow", id="logs.follow"),
         Binding("f", "cycle_filter", "Filter", id="logs.filter"),
-        Binding("c", "clear", "Clear", id="logs.clear"),
+        Binding("ctrl+l", "clear", "Clear", id="logs.clear"),
         Binding("y", "copy", "Copy", id="logs.copy"),
         Binding("up", "scroll('up')", "Up", show=False, id="logs.up"),
         Binding("down", "scroll('down')", "Down", show=False, id="logs.down"),
@@ -141,7 +141,7 @@ Console lines of the run, as they are printed.
         text.append(format_time(line.at_ms) + " ", style="dim")
         text.append(f"{line.level:<5} ", style=LEVEL_STYLE.get(line.level, "") or "bold")
         # Guest text: control characters become visible escapes, never terminal commands.
-        text.append(clean(line.text), style=LEVEL_STYLE.get(line.level, ""))
+        text.append(safe_lines(line.text), style=LEVEL_STYLE.get(line.level, ""))
         return text
 
     def row_segments(self, index: int, row: int) -> list[Segment]:

@@ -39,6 +39,8 @@ class StatusBar(Static):
     detail: reactive[str] = reactive("")
     host_name: reactive[str] = reactive("")
     store_note: reactive[str] = reactive("")
+    panel: reactive[str] = reactive("")
+    """The focused panel's name: where the next key goes."""
 
     def __init__(self, *, id: str | None = None) -> None:
         super().__init__(id=id)
@@ -98,7 +100,9 @@ class StatusBar(Static):
         if self.detail:
             text.append(f"  · {self.detail}")
         right = f"host: {self.host_name}" + (f" · {self.store_note}" if self.store_note else "")
-        pad = max(1, self.size.width - text.cell_len - len(right) - 2)
+        focus = f" ▸ {self.panel} " if self.panel else ""
+        pad = max(1, self.size.width - text.cell_len - len(focus) - len(right) - 3)
         text.append(" " * pad)
-        text.append(right, style="dim")
+        text.append(focus, style="bold reverse")
+        text.append("  " + right, style="dim")
         return text

@@ -1,586 +1,47 @@
 """The value panel: a run's value, whole when it is small, else a page of items at a time.
 
-A windowed value can hold a million items, so the panel never builds a widget
-per item or per line: `ValueLines` draws only the visible lines with the Line
-API (as Textualize/toolong does), and the panel keeps only the current page's
-items. Paging asks the run's pager (`Runner.expand`) for the next slice by
-offset; a tree view, copying and exporting work from the same page and pager.
+The panel is composition and keys; what is on the page is `value_model.ValuePages`
+(pure), the lines are drawn by `ValueLines` (Line API), one item as a tree by
+`ValueTree`, and an export is an `ExportJob` run in a thread. Its mode (lines,
+tree, or the go-to/export prompt) is a reactive that refreshes the bindings.
 """
 
 from __future__ import annotations
 
 import json
-import os
-import re
-from collections.abc import Callable, Iterator
 from dataclasses import dataclass
-from itertools import islice
 from pathlib import Path
-from typing import Any, ClassVar, TextIO
+from typing import Any, ClassVar, Literal
 
-from rich.segment import Segment
-from rich.style import Style
-from rich.text import Text
-from textual import events, on, work
+from textual import on, work
 from textual.app import ComposeResult
 from textual.binding import Binding, BindingType
-from textual.cache import LRUCache
-from textual.color import Color, ColorParseError
 from textual.containers import Horizontal
 from textual.content import Content
-from textual.geometry import Size
 from textual.message import Message
-from textual.scroll_view import ScrollView
-from textual.strip import Strip
+from textual.reactive import reactive
 from textual.widget import Widget
-from textual.widgets import Input, Label, Static, Tree
-from textual.widgets.tree import TreeNode
+from textual.widgets import Input, Label, Static
 from textual.worker import get_current_worker
 
 from ...sandbox.result import RunResult
-from ...sandbox.result_store import MAX_PAGE, Page, ResultRefNotFound
-from ...sandbox.value_window import field_path, itemize
-
-PAGE_ITEMS = 100
-TREE_BATCH = 200  # children added per expansion, so a huge node mounts no more at once
-MAX_LINE_CHARS = 2_000  # a longer line is cut on screen (copy and export keep it whole)
-GONE = "this result is no longer stored: run the snippet again"
-FIRST_PAGE_ONLY = "only the stored first page is available: run the snippet again for more"
-
-Pager = Callable[[str, int, int], Page]
-"""`runner.expand(ref, offset, limit)`: items [offset, offset + limit) of a stored value."""
-
-# Untrusted text must not drive the terminal: control characters (C0, DEL, C1)
-# and bidirectional overrides are shown as escapes, never written raw.
-_UNSAFE = re.compile(r"[\x00-\x1f\x7f-\x9f\u202a-\u202e\u2066-\u2069]")
-_TOKEN = re.compile(
-    r'(?P<key>"(?:[^"\\]|\\.)*")(?=:)'
-    r'|(?P<string>"(?:[^"\\]|\\.)*")'
-    r"|(?P<number>-?\d+(?:\.\d+)?(?:[eE][+-]?\d+)?)"
-    r"|(?P<literal>true|false|null)"
-    r"|(?P<punct>[{}\[\],:])"
+from ...sandbox.result_store import ResultRefNotFound
+from ..guest_text import safe_text
+from .value_lines import ValueLines, cut
+from .value_model import (
+    FIRST_PAGE_ONLY,
+    GONE,
+    ExportJob,
+    Pager,
+    PageUnavailable,
+    Shown,
+    ValuePages,
+    page_lines,
+    pretty,
 )
-_PALETTE = ("key", "string", "number", "literal", "punct")
-# The app theme's syntax colours (`$syntax-*` variables), when it has them, so
-# values and the editor look alike; otherwise the component classes' colours.
-_SYNTAX = {
-    "key": "property",
-    "string": "string",
-    "number": "number",
-    "literal": "constant",
-    "punct": "punctuation",
-}
+from .value_tree import TreeItem, ValueTree
 
-
-def token_styles(widget: Widget) -> dict[str, Style]:
-    """The colour of each kind of JSON token, from the widget's component classes and the theme."""
-    variables = widget.app.get_css_variables()
-    styles: dict[str, Style] = {}
-    for name in _PALETTE:
-        style = widget.get_component_rich_style(f"value-view--{name}", partial=True)
-        colour = variables.get(f"syntax-{_SYNTAX[name]}")
-        if colour:
-            try:
-                style += Style(color=Color.parse(colour).rich_color)
-            except ColorParseError:
-                pass  # a bad theme colour is the theme loader's to report
-        styles[name] = style
-    return styles
-
-
-def safe_text(text: str) -> str:
-    """Text fit for the screen: tabs expanded, control characters as visible escapes."""
-    if "\t" in text:
-        text = text.expandtabs(4)
-    return _UNSAFE.sub(lambda m: f"\\u{ord(m.group()):04x}", text)
-
-
-def _cut(text: str, limit: int = MAX_LINE_CHARS) -> str:
-    return text if len(text) <= limit else text[: limit - 1] + "…"
-
-
-def _width(text: str) -> int:
-    from rich.cells import cell_len
-
-    return min(len(text) if text.isascii() else cell_len(text), MAX_LINE_CHARS)
-
-
-def pretty(value: Any) -> str:
-    return json.dumps(value, indent=2, ensure_ascii=False)
-
-
-def item_lines(item: Any, path: str) -> list[str]:
-    """The lines an item shows as: pretty JSON, an entry as `"key": value`, a text line as is."""
-    if path == "$lines":
-        return [item if isinstance(item, str) else json.dumps(item, ensure_ascii=False)]
-    if path == "$entries" and isinstance(item, dict) and "key" in item:
-        lines = pretty(item.get("value")).split("\n")
-        lines[0] = f"{json.dumps(item['key'], ensure_ascii=False)}: {lines[0]}"
-        return lines
-    return pretty(item).split("\n")
-
-
-def page_lines(items: list[Any], path: str) -> tuple[list[str], list[int], list[int]]:
-    """A page as lines: each line's text, the item it belongs to, and each item's first line.
-
-    `starts` ends with one more entry (the line count), so item i spans
-    lines starts[i] to starts[i + 1]."""
-    texts: list[str] = []
-    owners: list[int] = []
-    starts: list[int] = []
-    for index, item in enumerate(items):
-        lines = item_lines(item, path)
-        starts.append(len(texts))
-        texts.extend(lines)
-        owners.extend([index] * len(lines))
-    starts.append(len(texts))
-    return texts, owners, starts
-
-
-def item_value(item: Any, path: str) -> Any:
-    """What a person means by an item: an entry is the one-key object it came from."""
-    if path == "$entries" and isinstance(item, dict) and "key" in item:
-        return {item["key"]: item.get("value")}
-    return item
-
-
-def copy_text(items: list[Any], path: str, *, whole: bool = True) -> str:
-    """Items as text to copy: text lines as they are, else pretty JSON.
-
-    A page (`whole`) is an array, or for entries one object; a single item is itself."""
-    if path == "$lines":
-        return "\n".join(i if isinstance(i, str) else json.dumps(i) for i in items)
-    if path == "$entries":
-        merged: dict[str, Any] = {}
-        for item in items:
-            merged.update(item_value(item, path))
-        return pretty(merged)
-    return pretty(items if whole else items[0])
-
-
-def array_field(path: str) -> str | None:
-    """The field name of a `$.<field>` or `$["<field>"]` path, else None."""
-    if path.startswith("$."):
-        return path[2:]
-    if path.startswith('$["') and path.endswith('"]'):
-        return json.loads(path[2:-1])
-    return None
-
-
-def _dumps(value: Any) -> str:
-    return json.dumps(value, ensure_ascii=False)
-
-
-def _write_joined(out: TextIO, pieces: Iterator[str], sep: str) -> int:
-    """Write pieces with `sep` between them; returns how many there were."""
-    count = 0
-    for piece in pieces:
-        if count:
-            out.write(sep)
-        out.write(piece)
-        count += 1
-    return count
-
-
-def write_value(
-    out: TextIO,
-    path: str,
-    rest: dict[str, Any] | None,
-    items: Iterator[Any],
-    *,
-    as_json: bool = True,
-) -> int:
-    """Write a value from its items, in the shape they were cut from; returns the item count.
-
-    `$` is an array, `$.<field>` the object with its other fields and the array
-    under that field, `$entries` an object, `$lines` the text (a JSON string
-    when `as_json`). Items are written as they come, so any size streams."""
-    if path == "$lines":
-        if not as_json:
-            return _write_joined(out, (str(line) for line in items), "\n")
-        out.write('"')
-        count = _write_joined(out, (_dumps(str(line))[1:-1] for line in items), "\\n")
-        out.write('"\n')
-        return count
-    field = array_field(path)
-    if field is not None:
-        out.write("{\n  ")
-        for key, value in (rest or {}).items():
-            out.write(f"{_dumps(key)}: {_dumps(value)},\n  ")
-        out.write(f"{_dumps(field)}: [\n    ")
-        count = _write_joined(out, (_dumps(item) for item in items), ",\n    ")
-        out.write("\n  ]\n}\n")
-        return count
-    if path == "$entries":
-        out.write("{\n  ")
-        entries = (f"{_dumps(item['key'])}: {_dumps(item.get('value'))}" for item in items)
-        count = _write_joined(out, entries, ",\n  ")
-        out.write("\n}\n")
-        return count
-    out.write("[\n  ")
-    count = _write_joined(out, (_dumps(item) for item in items), ",\n  ")
-    out.write("\n]\n")
-    return count
-
-
-def pages_of(pager: Pager, ref: str) -> Iterator[Any]:
-    """Every item of a stored value, fetched MAX_PAGE at a time."""
-    offset = 0
-    while True:
-        page = pager(ref, offset, MAX_PAGE)
-        yield from page.items
-        offset += len(page.items)
-        if not page.has_more or not page.items:
-            return
-
-
-@dataclass
-class _Shown:
-    """What the panel shows, whatever it came from (a RunResult or a stored envelope)."""
-
-    inline: bool
-    value: Any
-    kind: str | None
-    ref: str | None
-    path: str
-    rest: dict[str, Any] | None
-    first_items: list[Any]
-    total: int
-
-    @classmethod
-    def of(cls, data: dict[str, Any]) -> _Shown | None:
-        if data.get("status") != "ok":
-            return None
-        window = data.get("value_window")
-        if window:
-            items = list(window.get("items") or [])
-            return cls(
-                inline=False,
-                value=None,
-                kind=data.get("value_kind"),
-                ref=data.get("value_ref"),
-                path=window.get("path") or "$",
-                rest=window.get("rest"),
-                first_items=items,
-                total=int(data.get("total") or len(items)),
-            )
-        value = data.get("value")
-        # The same path and count the engine pages an inline value by (`itemize`).
-        itemized = itemize(value)
-        total = len(itemized.items)
-        return cls(
-            True,
-            value,
-            data.get("value_kind"),
-            data.get("value_ref"),
-            itemized.path,
-            None,
-            [value],
-            total,
-        )
-
-
-@dataclass
-class _Export:
-    """Everything an export needs, copied out of the panel so the worker never touches it."""
-
-    path: Path
-    shown: _Shown
-    pager: Pager | None
-
-
-class ValueLines(ScrollView, can_focus=False):
-    """The visible lines of one page, drawn with the Line API; item i is highlighted as the cursor."""
-
-    COMPONENT_CLASSES: ClassVar[set[str]] = {
-        "value-view--key",
-        "value-view--string",
-        "value-view--number",
-        "value-view--literal",
-        "value-view--punct",
-        "value-view--gutter",
-        "value-view--gutter-cursor",
-        "value-view--cursor",
-        "value-view--placeholder",
-    }
-    DEFAULT_CSS = """
-    ValueLines {
-        height: 1fr;
-        background: $surface;
-    }
-    """
-
-    @dataclass
-    class ItemClicked(Message):
-        index: int
-
-    def __init__(self, *, id: str | None = None) -> None:
-        super().__init__(id=id)
-        self._texts: list[str] = []
-        self._owners: list[int] = []
-        self._starts: list[int] = [0]
-        self._cursor = -1
-        self._first_number = 1
-        self._gutter = 0
-        self._plain = False
-        self._placeholder = ""
-        # Rendered lines of this page only (full width, cropped on the way out).
-        self._strips: LRUCache[tuple[int, bool], tuple[Strip | None, Strip]] = LRUCache(2048)
-        self._styles: dict[str, Style] | None = None
-
-    def show_lines(
-        self,
-        texts: list[str],
-        owners: list[int],
-        starts: list[int],
-        *,
-        first_number: int | None,
-        plain: bool,
-        cursor: int,
-        placeholder: str = "",
-    ) -> None:
-        """Show a page's lines; `first_number` numbers items in a gutter (None: no gutter)."""
-        self._texts, self._owners, self._starts = texts, owners, starts
-        self._plain = plain
-        self._placeholder = placeholder
-        self._cursor = cursor
-        if first_number is None:
-            self._gutter = 0
-        else:
-            self._first_number = first_number
-            self._gutter = len(str(first_number + max(len(starts) - 2, 0))) + 1
-        self._strips.clear()
-        width = max((_width(t) for t in texts), default=len(placeholder))
-        self.virtual_size = Size(self._gutter + width, max(len(texts), 1))
-        self.scroll_to(0, 0, animate=False)
-        self.refresh()
-
-    @property
-    def cursor(self) -> int:
-        return self._cursor
-
-    @property
-    def item_count(self) -> int:
-        return len(self._starts) - 1
-
-    def set_cursor(self, index: int, *, top: bool = False) -> None:
-        """Move the highlight to item `index` and scroll it into view."""
-        old, self._cursor = self._cursor, index
-        for item in {old, index}:
-            if 0 <= item < self.item_count:
-                start = self._starts[item]
-                self.refresh_lines(start, self._starts[item + 1] - start)
-        self.reveal(index, top=top)
-
-    def reveal(self, index: int, *, top: bool = False) -> None:
-        if not 0 <= index < self.item_count:
-            return
-        start, end = self._starts[index], self._starts[index + 1]
-        height = max(self.scrollable_content_region.height, 1)
-        y = round(self.scroll_y)
-        if top or start < y:
-            target = start
-        elif end > y + height:
-            target = min(start, end - height)
-        else:
-            return
-        self.scroll_to(y=target, animate=False)
-
-    def notify_style_update(self) -> None:
-        # A new theme: colours come from the component classes, so redraw.
-        super().notify_style_update()
-        self._styles = None
-        self._strips.clear()
-
-    def _palette(self) -> dict[str, Style]:
-        if self._styles is None:
-            styles = token_styles(self)
-            for name in ("gutter", "gutter-cursor", "placeholder"):
-                styles[name] = self.get_component_rich_style(f"value-view--{name}", partial=True)
-            styles["base"] = self.rich_style
-            styles["cursor"] = self.get_component_rich_style("value-view--cursor")
-            self._styles = styles
-        return self._styles
-
-    def _render_full(self, index: int, selected: bool) -> tuple[Strip | None, Strip]:
-        key = (index, selected)
-        cached = self._strips.get(key)
-        if cached is not None:
-            return cached
-        styles = self._palette()
-        base = styles["cursor"] if selected else styles["base"]
-        text = safe_text(_cut(self._texts[index]))
-        segments: list[Segment] = []
-        if self._plain:
-            segments.append(Segment(text, base))
-        else:
-            position = 0
-            for match in _TOKEN.finditer(text):
-                if match.start() > position:
-                    segments.append(Segment(text[position : match.start()], base))
-                segments.append(Segment(match.group(), base + styles[match.lastgroup or "punct"]))
-                position = match.end()
-            if position < len(text):
-                segments.append(Segment(text[position:], base))
-        body = Strip(segments)
-        gutter: Strip | None = None
-        if self._gutter:
-            owner = self._owners[index]
-            first = self._starts[owner] == index
-            number = str(self._first_number + owner) if first else ""
-            style = base + styles["gutter-cursor" if selected else "gutter"]
-            gutter = Strip([Segment(number.rjust(self._gutter - 1) + " ", style)], self._gutter)
-        self._strips[key] = (gutter, body)
-        return gutter, body
-
-    def render_line(self, y: int) -> Strip:
-        scroll_x, scroll_y = self.scroll_offset
-        index = scroll_y + y
-        width = self.scrollable_content_region.width
-        styles = self._palette()
-        if not self._texts:
-            if index == 0 and self._placeholder:
-                text = Segment(self._placeholder, styles["base"] + styles["placeholder"])
-                return Strip([text]).crop_extend(0, width, styles["base"])
-            return Strip.blank(width, styles["base"])
-        if index >= len(self._texts):
-            return Strip.blank(width, styles["base"])
-        selected = self._owners[index] == self._cursor
-        gutter, body = self._render_full(index, selected)
-        pad = styles["cursor"] if selected else styles["base"]
-        body = body.crop_extend(scroll_x, scroll_x + width - self._gutter, pad)
-        return Strip.join([gutter, body]) if gutter is not None else body
-
-    def on_click(self, event: events.Click) -> None:
-        index = event.y + round(self.scroll_y)
-        if 0 <= index < len(self._owners):
-            self.post_message(self.ItemClicked(self._owners[index]))
-
-
-@dataclass
-class _TreeItem:
-    """A tree node's JSON value and how many of its children are in the tree so far."""
-
-    key: str
-    value: Any
-    filled: int = 0
-
-
-@dataclass
-class _TreeMore:
-    """The last child of a node whose other children are not added yet."""
-
-    parent: TreeNode[Any]
-    remaining: int
-
-
-def _size(value: Any) -> int:
-    return len(value) if isinstance(value, dict | list) else 0
-
-
-class ValueTree(Tree[Any]):
-    """One item as a tree: children are added when a node opens, TREE_BATCH at a time."""
-
-    COMPONENT_CLASSES: ClassVar[set[str]] = Tree.COMPONENT_CLASSES | {
-        f"value-view--{name}" for name in _PALETTE
-    }
-
-    _styles: dict[str, Style] | None = None
-
-    def notify_style_update(self) -> None:
-        self._styles = None
-        super().notify_style_update()
-
-    def show_value(self, label: str, value: Any) -> None:
-        self.reset(Text(safe_text(label)), _TreeItem(label, value))
-        root = self.root
-        root.allow_expand = _size(value) > 0
-        self._fill(root)
-        root.expand()
-        self.move_cursor(root)
-
-    def _fill(self, node: TreeNode[Any]) -> None:
-        data = node.data
-        if not isinstance(data, _TreeItem):
-            return
-        value, start = data.value, data.filled
-        pairs: Iterator[tuple[str, Any]]
-        if isinstance(value, dict):
-            pairs = islice(iter(value.items()), start, start + TREE_BATCH)
-        elif isinstance(value, list):
-            pairs = ((f"[{i}]", v) for i, v in enumerate(value[start : start + TREE_BATCH], start))
-        else:
-            return
-        for key, child in pairs:
-            label = Text(safe_text(_cut(str(key), 200)))
-            if _size(child):
-                node.add(label, _TreeItem(str(key), child))
-            else:
-                node.add_leaf(label, _TreeItem(str(key), child))
-        data.filled = min(len(value), start + TREE_BATCH)
-        if data.filled < len(value):
-            node.add_leaf(Text("…"), _TreeMore(node, len(value) - data.filled))
-
-    @on(Tree.NodeExpanded)
-    def _expanded(self, event: Tree.NodeExpanded[Any]) -> None:
-        event.stop()
-        data = event.node.data
-        if isinstance(data, _TreeItem) and data.filled == 0:
-            self._fill(event.node)
-
-    @on(Tree.NodeCollapsed)
-    def _collapsed(self, event: Tree.NodeCollapsed[Any]) -> None:
-        event.stop()
-
-    @on(Tree.NodeHighlighted)
-    def _highlighted(self, event: Tree.NodeHighlighted[Any]) -> None:
-        event.stop()
-
-    @on(Tree.NodeSelected)
-    def _selected(self, event: Tree.NodeSelected[Any]) -> None:
-        event.stop()
-        more = event.node.data
-        if isinstance(more, _TreeMore):
-            event.node.remove()
-            self._fill(more.parent)
-
-    def render_label(self, node: TreeNode[Any], base_style: Style, style: Style) -> Text:
-        # Colours are looked up at render time so the tree follows the theme.
-        data = node.data
-        if self._styles is None:
-            self._styles = token_styles(self)
-        color = self._styles.__getitem__
-
-        label = Text()
-        if isinstance(data, _TreeMore):
-            label.append(
-                f"… {data.remaining:,} more (enter: show {min(data.remaining, TREE_BATCH):,})",
-                color("punct"),
-            )
-        elif isinstance(data, _TreeItem):
-            value = data.value
-            label.append(safe_text(_cut(data.key, 200)), color("key"))
-            label.append(": ", color("punct"))
-            if isinstance(value, dict):
-                label.append(f"{{…}} {len(value):,} keys" if value else "{}", color("punct"))
-            elif isinstance(value, list):
-                label.append(f"[…] {len(value):,} items" if value else "[]", color("punct"))
-            else:
-                if isinstance(value, str):
-                    name = "string"
-                elif isinstance(value, bool) or value is None:
-                    name = "literal"
-                else:
-                    name = "number"
-                label.append(safe_text(_cut(_dumps(value), 200)), color(name))
-        label.stylize(style)
-        if node.allow_expand:
-            prefix = (
-                self.ICON_NODE_EXPANDED if node.is_expanded else self.ICON_NODE,
-                base_style + Style(bold=True),
-            )
-            return Text.assemble(prefix, label)
-        return label
+Mode = Literal["lines", "tree", "prompt"]
 
 
 class ValueView(Widget, can_focus=True):
@@ -603,7 +64,7 @@ fetched from the stored result; the header says which items you see.
 | `t` / `enter` | the selected item as a tree (`enter`/`space` fold; `t` or `escape` back) |
 | `y` | copy the selected item (in the tree: the node) as JSON |
 | `Y` | copy the page as JSON |
-| `e` | export the whole value to a file, page by page |
+| `ctrl+e` | export the whole value to a file, page by page (asks before replacing one) |
 
 A result kept in history may be gone from the store: then only its first
 page is shown, and the header says so.
@@ -616,7 +77,8 @@ page is shown, and the header says so.
         Binding("t,enter", "toggle_tree", "Tree", id="value.tree"),
         Binding("y", "copy_item", "Copy item", id="value.copy_item"),
         Binding("Y", "copy_page", "Copy page", id="value.copy_page"),
-        Binding("e", "export", "Export", id="value.export"),
+        # Not a letter: a word typed here by mistake must never write a file.
+        Binding("ctrl+e", "export", "Export", id="value.export"),
         Binding("down,j", "next_item", "Next item", id="value.next_item", show=False),
         Binding("up,k", "previous_item", "Previous item", id="value.previous_item", show=False),
         Binding("home", "first_item", "First item", id="value.first_item", show=False),
@@ -660,12 +122,16 @@ page is shown, and the header says so.
         .value-view--literal { color: $text-secondary; text-style: italic; }
         .value-view--punct { color: $text-muted; }
         .value-view--gutter { color: $text-muted; }
-        .value-view--gutter-cursor { color: $text-accent; text-style: bold; }
-        .value-view--cursor { background: $primary 20%; }
+        .value-view--gutter-cursor { color: $text-muted; text-style: bold; }
+        .value-view--cursor { background: $foreground 7%; }
+        &:focus .value-view--gutter-cursor { color: $text-accent; }
         .value-view--placeholder { color: $text-muted; text-style: italic; }
-        &:focus .value-view--cursor { background: $primary 35%; }
+        &:focus .value-view--cursor { background: $accent 30%; }
     }
     """
+
+    mode: reactive[Mode] = reactive("lines", bindings=True)
+    """What the panel shows: the page's lines, one item as a tree, or a prompt under them."""
 
     @dataclass
     class PageChanged(Message):
@@ -686,21 +152,16 @@ page is shown, and the header says so.
 
     def __init__(self, *, id: str | None = None, classes: str | None = None) -> None:
         super().__init__(id=id, classes=classes)
+        self.model = ValuePages()
         self._header = Static(id="value-header")
         self._lines = ValueLines(id="value-lines")
         self._tree = ValueTree("value", id="value-tree")
         self._prompt_label = Label(id="value-prompt-label")
         self._prompt_input = Input(id="value-prompt-input")
         self._prompt_kind: str | None = None
-        self._shown: _Shown | None = None
-        self._pager: Pager | None = None
-        self._items: list[Any] = []
-        self._offset = 0
-        self._total = 0
-        self._notice: str | None = None
-        self._gone = False
+        self._mode_before_prompt: Mode = "lines"
+        self._replacing: Path | None = None
         self._header_lines = 0
-        self._bindings_state: tuple[object, ...] = ()
 
     def compose(self) -> ComposeResult:
         yield self._header
@@ -712,30 +173,16 @@ page is shown, and the header says so.
 
     def on_mount(self) -> None:
         # A value given before mount is drawn now.
-        self._show_page(self._offset, self._items, cursor=0 if self._items else -1)
+        self._show_page(self.model.offset, self.model.items, cursor=0 if self.model.items else -1)
 
     # ------------------------------------------------------------------ public API
     def show_result(self, result: RunResult | None, pager: Pager | None) -> None:
         """Show a run's value (None, or a result that is not ok, clears the panel)."""
-        if result is None or not result.ok:
-            self._set(None, None)
-            return
-        window = result.value_window
-        data: dict[str, Any] = {
-            "status": result.status,
-            "value": result.value,
-            "value_kind": result.value_kind,
-            "value_ref": result.value_ref,
-            "total": result.total,
-            "value_window": None
-            if window is None
-            else {"path": window.path, "items": window.items, "rest": window.rest},
-        }
-        self._set(_Shown.of(data), pager)
+        self._set(None if result is None else Shown.from_result(result), pager)
 
     def show_envelope(self, envelope: dict[str, Any], pager: Pager | None) -> None:
         """Show a stored `RunResult.model_dump(mode="json")`, whose ref may be gone by now."""
-        shown = _Shown.of(envelope)
+        shown = Shown.from_envelope(envelope)
         notice = None
         if shown is not None and not shown.inline and shown.total > len(shown.first_items):
             if pager is None or shown.ref is None:
@@ -753,46 +200,47 @@ page is shown, and the header says so.
     @property
     def page_offset(self) -> int:
         """The offset of the page on screen (0 for an inline value)."""
-        return self._offset
+        return self.model.offset
 
     @property
     def page_items(self) -> tuple[Any, ...]:
         """The items of the page on screen (an inline value is one item: itself)."""
-        return tuple(self._items)
+        return tuple(self.model.items)
 
     @property
     def selected_number(self) -> int | None:
         """The 1-based number of the selected item of a windowed value, else None."""
-        index = self._lines.cursor
-        if not self._windowed or not 0 <= index < len(self._items):
-            return None
-        return self._offset + index + 1
+        return self.model.number(self._lines.cursor)
 
     @property
     def in_tree(self) -> bool:
-        return self.has_class("-tree")
+        return self.mode == "tree" or (self.mode == "prompt" and self._mode_before_prompt == "tree")
 
     @property
     def notice(self) -> str | None:
         """What the header says is missing (a gone ref, a first page only), if anything."""
-        return self._notice
+        return self.model.notice
 
     # ------------------------------------------------------------------ state
-    def _set(self, shown: _Shown | None, pager: Pager | None, notice: str | None = None) -> None:
+    def watch_mode(self, mode: Mode) -> None:
+        self.set_class(self.in_tree, "-tree")
+        self.set_class(mode == "prompt", "-prompt")
+        if self.is_mounted:
+            self._update_header()
+
+    def _set(self, shown: Shown | None, pager: Pager | None, notice: str | None = None) -> None:
         self._close_prompt()
         self._close_tree()
-        self._shown, self._pager = shown, pager
-        self._notice, self._gone = notice, notice == GONE
-        self._total = 0 if shown is None else shown.total
-        items = [] if shown is None else shown.first_items
+        self.model.set(shown, pager, notice)
+        items = self.model.items
         self._show_page(0, items, cursor=0 if items else -1)
 
     def _show_page(self, offset: int, items: list[Any], *, cursor: int, top: bool = False) -> None:
         """Make `items` (starting at item `offset`) the page on screen, and say so."""
-        self._offset, self._items = offset, items
+        self.model.show(offset, items)
         if not self.is_mounted:
             return
-        shown = self._shown
+        shown = self.model.shown
         if shown is None:
             self._lines.show_lines(
                 [],
@@ -801,7 +249,7 @@ page is shown, and the header says so.
                 first_number=None,
                 plain=True,
                 cursor=-1,
-                placeholder="No value to show.",
+                placeholder="No value yet: F5 runs the snippet.",
             )
         elif shown.inline:
             value = shown.value
@@ -827,22 +275,23 @@ page is shown, and the header says so.
             if cursor >= 0:
                 self._lines.reveal(cursor, top=top)
         self._update_header()
-        self._refresh_bindings()
+        self.refresh_bindings()
         if shown is None:
             self.post_message(self.PageChanged(0, 0, 0, ""))
         elif shown.inline:
             self.post_message(self.PageChanged(0, shown.total, shown.total, shown.path))
         else:
-            self.post_message(self.PageChanged(offset, len(items), self._total, shown.path))
+            self.post_message(self.PageChanged(offset, len(items), self.model.total, shown.path))
 
     def _update_header(self) -> None:
-        shown = self._shown
+        model = self.model
+        shown = model.shown
         if shown is None:
             self._set_header(Content(""))
             return
-        if self.has_class("-tree"):
+        if self.in_tree:
             line = Content.assemble(
-                (self._item_path(), "$text-accent"),
+                (safe_text(model.item_path(self._lines.cursor)), "$text-accent"),
                 " · tree · ",
                 ("t", "bold"),
                 " or ",
@@ -854,27 +303,30 @@ page is shown, and the header says so.
             kind = shown.kind or "value"
             size = ""
             if isinstance(value, list):
-                size = f" · {len(value):,} items"
+                size = f" · {len(value):,} item{'s' if len(value) != 1 else ''}"
             elif isinstance(value, dict):
-                size = f" · {len(value):,} keys"
+                size = f" · {len(value):,} key{'s' if len(value) != 1 else ''}"
             elif isinstance(value, str) and "\n" in value:
                 size = f" · {value.count(chr(10)) + 1:,} lines"
             line = Content.assemble((kind, "$text-accent"), f"{size} · inline")
         else:
-            first, last = self._offset + 1, self._offset + len(self._items)
+            first, last = model.offset + 1, model.offset + len(model.items)
             span = (
-                f"items {first:,}–{last:,} of {self._total:,}"
-                if self._items
-                else f"no items (of {self._total:,})"
+                f"items {first:,}–{last:,} of {model.total:,}"
+                if model.items
+                else f"no items (of {model.total:,})"
             )
-            parts: list[str | tuple[str, str]] = [(shown.path, "$text-accent"), f" · {span}"]
+            parts: list[str | tuple[str, str]] = [
+                (safe_text(shown.path), "$text-accent"),
+                f" · {span}",
+            ]
             if shown.rest:
-                rest = safe_text(_cut(json.dumps(shown.rest, ensure_ascii=False), 120))
+                rest = safe_text(cut(json.dumps(shown.rest, ensure_ascii=False), 120))
                 parts.append(f" · rest: {rest}")
             line = Content.assemble(*parts)
-        if self._notice:
-            style = "$text-error" if self._notice == GONE else "$text-warning"
-            line = Content("\n").join([line, Content.assemble((self._notice, style))])
+        if model.notice:
+            style = "$text-error" if model.notice == GONE else "$text-warning"
+            line = Content("\n").join([line, Content.assemble((model.notice, style))])
         self._set_header(line)
 
     def _set_header(self, line: Content) -> None:
@@ -883,118 +335,65 @@ page is shown, and the header says so.
         self._header.update(line, layout=lines != self._header_lines)
         self._header_lines = lines
 
-    def _item_path(self) -> str:
-        shown = self._shown
-        index = self._lines.cursor
-        if shown is None or shown.inline or not 0 <= index < len(self._items):
-            return "$"
-        number = self._offset + index
-        if shown.path == "$lines":
-            return f"line {number + 1:,}"
-        if shown.path == "$entries":
-            item = self._items[index]
-            return (
-                field_path(str(item.get("key")))
-                if isinstance(item, dict)
-                else f"entry {number + 1:,}"
-            )
-        return f"{shown.path}[{number}]"
-
     # ------------------------------------------------------------------ paging
-    @property
-    def _windowed(self) -> bool:
-        return self._shown is not None and not self._shown.inline
-
-    def _page_start(self, index: int) -> int:
-        """The offset of the page holding item `index`.
-
-        Pages are the window's first items, then PAGE_ITEMS at a time, so
-        going forward, back or straight to an item always meets the same pages."""
-        first = len(self._shown.first_items) if self._shown else 0
-        if first and index < first:
-            return 0
-        return first + (index - first) // PAGE_ITEMS * PAGE_ITEMS
-
-    def _fetch(self, start: int) -> list[Any] | None:
-        """The items of the page at `start`, or None (and the reason on screen) when there are none."""
-        shown = self._shown
-        if shown is None:
-            return None
-        if start == 0 and shown.first_items:
-            return shown.first_items
-        if self._gone or self._pager is None or shown.ref is None:
-            self._notice = GONE if self._gone else FIRST_PAGE_ONLY
-            self._update_header()
-            self.app.bell()
-            return None
-        # A page is at most PAGE_ITEMS items from memory or one store read:
-        # reading it here is quicker than a thread hop and keeps paging in order.
-        try:
-            page = self._pager(shown.ref, start, PAGE_ITEMS)
-        except ResultRefNotFound:
-            self._gone = True
-            self._notice = GONE
-            self._update_header()
-            self._refresh_bindings()
-            return None
-        except Exception as error:
-            self.notify(
-                f"Could not read items from {start + 1:,}: {error}", title="Value", severity="error"
-            )
-            return None
-        self._total = page.total
-        return page.items or None
-
     def _go(self, start: int, cursor: int, *, top: bool = False, last: bool = False) -> bool:
-        items = self._fetch(start)
-        if items is None:
+        try:
+            items = self.model.read(start)
+        except PageUnavailable as missing:
+            if str(missing) in (GONE, FIRST_PAGE_ONLY):
+                self._update_header()
+                self.refresh_bindings()
+                self.app.bell()
+            else:
+                self.notify(str(missing), title="Value", severity="error", markup=False)
             return False
         cursor = len(items) - 1 if last else max(0, min(cursor, len(items) - 1))
         self._show_page(start, items, cursor=cursor, top=top)
         return True
 
     def action_next_page(self) -> None:
-        start = self._offset + len(self._items)
-        if start >= self._total:
+        start = self.model.next_start
+        if start is None:
             self.app.bell()
             return
         self._go(start, 0)
 
     def action_previous_page(self) -> None:
-        if self._offset == 0:
+        start = self.model.previous_start
+        if start is None:
             self.app.bell()
             return
-        self._go(self._page_start(self._offset - 1), 0)
+        self._go(start, 0)
 
     def action_next_item(self) -> None:
-        if not self._windowed:
+        if not self.model.windowed:
             self._lines.scroll_down(animate=False)
             return
         cursor = self._lines.cursor
-        if cursor + 1 < len(self._items):
+        if cursor + 1 < len(self.model.items):
             self._select(cursor + 1)
-        elif self._offset + len(self._items) < self._total:
-            self._go(self._offset + len(self._items), 0)
+        elif self.model.next_start is not None:
+            self._go(self.model.next_start, 0)
 
     def action_previous_item(self) -> None:
-        if not self._windowed:
+        if not self.model.windowed:
             self._lines.scroll_up(animate=False)
             return
         cursor = self._lines.cursor
         if cursor > 0:
             self._select(cursor - 1)
-        elif self._offset > 0:
-            self._go(self._page_start(self._offset - 1), 0, last=True)
+        elif self.model.previous_start is not None:
+            self._go(self.model.previous_start, 0, last=True)
 
     def action_first_item(self) -> None:
-        if self._windowed and self._items:
+        if self.model.windowed and self.model.items:
             self._select(0)
         else:
             self._lines.scroll_home(animate=False)
 
     def action_last_item(self) -> None:
-        if self._windowed and self._items:
-            self._select(len(self._items) - 1)
+        if self.model.windowed and self.model.items:
+            self._select(len(self.model.items) - 1)
         else:
             self._lines.scroll_end(animate=False)
 
@@ -1010,15 +409,16 @@ page is shown, and the header says so.
     def jump_to(self, number: int) -> bool:
         """Show the page holding item `number` (1-based) with that item selected."""
         index = number - 1
-        if not self._windowed or not 0 <= index < self._total:
+        total = self.model.total
+        if not self.model.windowed or not 0 <= index < total:
             self.notify(
-                f"No item {number:,}: items are 1–{self._total:,}.",
+                f"No item {number:,}: items are 1–{total:,}.",
                 title="Value",
                 severity="warning",
             )
             return False
-        start = self._page_start(index)
-        if start == self._offset and self._items:
+        start = self.model.page_start(index)
+        if start == self.model.offset and self.model.items:
             self._select(index - start, top=True)
             return True
         return self._go(start, index - start, top=True)
@@ -1026,180 +426,136 @@ page is shown, and the header says so.
     @on(ValueLines.ItemClicked)
     def _clicked(self, event: ValueLines.ItemClicked) -> None:
         event.stop()
-        if self._windowed:
+        if self.model.windowed:
             self._select(event.index)
 
     # ------------------------------------------------------------------ tree
-    def _selected_value(self) -> Any:
-        shown = self._shown
-        if shown is None:
-            return None
-        if shown.inline:
-            return shown.value
-        index = self._lines.cursor
-        if not 0 <= index < len(self._items):
-            return None
-        return item_value(self._items[index], shown.path)
-
     def action_toggle_tree(self) -> None:
-        if self.has_class("-tree"):
+        if self.mode == "tree":
             self._close_tree()
             self.focus()
             return
-        if self._shown is None or (self._windowed and not self._items):
+        model = self.model
+        if model.shown is None or (model.windowed and not model.items):
             return
-        self.add_class("-tree")
-        self._tree.show_value(self._item_path(), self._selected_value())
+        cursor = self._lines.cursor
+        self._tree.show_value(model.item_path(cursor), model.selected_value(cursor))
+        self.mode = "tree"
         self._tree.focus()
-        self._update_header()
-        self._refresh_bindings()
 
     def _close_tree(self) -> None:
-        if self.has_class("-tree"):
-            self.remove_class("-tree")
+        if self.in_tree:
             self._tree.clear()
-            self._update_header()
-            self._refresh_bindings()
+            self._mode_before_prompt = "lines"
+            if self.mode == "tree":
+                self.mode = "lines"
 
     def action_back(self) -> None:
-        if self._prompt_kind is not None:
+        if self.mode == "prompt":
             self._close_prompt()
-        elif self.has_class("-tree"):
+        elif self.mode == "tree":
             self._close_tree()
         self.focus()
 
     # ------------------------------------------------------------------ copy
     def action_copy_item(self) -> None:
-        shown = self._shown
-        if shown is None:
-            return
-        if self.has_class("-tree"):
+        if self.mode == "tree":
             node = self._tree.cursor_node
             data = node.data if node is not None else None
-            if not isinstance(data, _TreeItem):
+            if not isinstance(data, TreeItem):
                 return
-            text, what = pretty(data.value), data.key
-        elif shown.inline:
-            text, what = pretty(shown.value), "the value"
+            copied: tuple[str, str] | None = (pretty(data.value), data.key)
         else:
-            index = self._lines.cursor
-            if not 0 <= index < len(self._items):
-                return
-            text = copy_text([self._items[index]], shown.path, whole=False)
-            what = f"item {self._offset + index + 1:,}"
-        self.app.copy_to_clipboard(text)
-        self.notify(f"Copied {what} ({text.count(chr(10)) + 1:,} lines).", title="Value")
+            copied = self.model.copy_item(self._lines.cursor)
+        self._copy(copied)
 
     def action_copy_page(self) -> None:
-        shown = self._shown
-        if shown is None:
+        self._copy(self.model.copy_page())
+
+    def _copy(self, copied: tuple[str, str] | None) -> None:
+        if copied is None:
             return
-        if shown.inline:
-            text, what = pretty(shown.value), "the value"
-        else:
-            text = copy_text(self._items, shown.path)
-            what = f"items {self._offset + 1:,}–{self._offset + len(self._items):,}"
+        text, what = copied
         self.app.copy_to_clipboard(text)
-        self.notify(f"Copied {what} ({text.count(chr(10)) + 1:,} lines).", title="Value")
+        self.notify(
+            f"Copied {what} ({text.count(chr(10)) + 1:,} lines).", title="Value", markup=False
+        )
 
     # ------------------------------------------------------------------ prompt
     def _open_prompt(self, kind: str, label: str, value: str) -> None:
+        if self.mode != "prompt":
+            self._mode_before_prompt = self.mode
         self._prompt_kind = kind
         self._prompt_label.update(label)
         self._prompt_input.value = value
         self._prompt_input.cursor_position = len(value)
-        self.add_class("-prompt")
+        self.mode = "prompt"
         self._prompt_input.focus()
-        self._refresh_bindings()
 
     def _close_prompt(self) -> None:
-        if self._prompt_kind is not None:
+        if self.mode == "prompt":
             self._prompt_kind = None
-            self.remove_class("-prompt")
-            self._refresh_bindings()
+            self.mode = self._mode_before_prompt
 
     def action_jump(self) -> None:
-        if self._windowed:
-            self._open_prompt("jump", f"Go to item (1–{self._total:,}):", "")
+        if self.model.windowed:
+            self._open_prompt("jump", f"Go to item (1–{self.model.total:,}):", "")
 
     @on(Input.Submitted, "#value-prompt-input")
     def _prompt_submitted(self, event: Input.Submitted) -> None:
         event.stop()
         kind, text = self._prompt_kind, event.value.strip()
         self._close_prompt()
-        (self._tree if self.has_class("-tree") else self).focus()
+        (self._tree if self.mode == "tree" else self).focus()
         if kind == "jump" and text:
             try:
                 number = int(text.replace(",", "").replace("_", ""))
             except ValueError:
-                self.notify(f"Not an item number: {text!r}.", title="Value", severity="warning")
+                self.notify(
+                    f"Not an item number: {text!r}.",
+                    title="Value",
+                    severity="warning",
+                    markup=False,
+                )
                 return
             self.jump_to(number)
-        elif kind == "export" and text:
-            self.export_to(Path(text).expanduser())
+        elif kind in ("export", "replace") and text:
+            path = Path(text).expanduser()
+            if path.exists() and not (kind == "replace" and path == self._replacing):
+                # Replacing a file takes a second, deliberate enter on the same name.
+                self._replacing = path
+                self._open_prompt("replace", f"{path} exists: enter replaces it:", text)
+                return
+            self.export_to(path)
 
     # ------------------------------------------------------------------ export
-    def _default_export_path(self) -> str:
-        shown = self._shown
-        name = (shown.ref if shown and shown.ref else "value").removeprefix("res_")
-        text = shown is not None and (shown.path == "$lines" and not shown.inline)
-        return f"./value-{name}.{'txt' if text else 'json'}"
-
     def action_export(self) -> None:
-        if self._shown is not None:
-            self._open_prompt("export", "Export the whole value to:", self._default_export_path())
+        if self.model.shown is not None:
+            self._open_prompt(
+                "export", "Export the whole value to:", self.model.default_export_path()
+            )
 
     def export_to(self, path: Path) -> None:
         """Write the whole value to `path` in a thread, page by page; ExportFinished says how it went."""
-        shown = self._shown
-        if shown is None:
+        try:
+            job = self.model.export_job(path)
+        except PageUnavailable as missing:
+            self.notify(
+                f"Cannot export: {missing}.", title="Export", severity="error", markup=False
+            )
             return
-        if not shown.inline and shown.total > len(shown.first_items):
-            if self._gone or self._pager is None or shown.ref is None:
-                reason = GONE if self._gone else FIRST_PAGE_ONLY
-                self.notify(f"Cannot export: {reason}.", title="Export", severity="error")
-                return
-        self.notify(f"Exporting to {path} …", title="Export")
-        self._export(_Export(path, shown, self._pager))
+        self.notify(f"Exporting to {path} …", title="Export", markup=False)
+        self._export(job)
 
     @work(thread=True, group="value-export", exit_on_error=False)
-    def _export(self, job: _Export) -> None:
+    def _export(self, job: ExportJob) -> None:
         # Runs in a thread: reads pages and writes, touches no widget, reports by message.
         worker = get_current_worker()
-        shown = job.shown
-        partial = job.path.with_name(job.path.name + ".part")
-        as_json = job.path.suffix.lower() == ".json"
         try:
-            job.path.parent.mkdir(parents=True, exist_ok=True)
-            with partial.open("w", encoding="utf-8") as out:
-                if shown.inline:
-                    value = shown.value
-                    out.write(
-                        value if isinstance(value, str) and not as_json else pretty(value) + "\n"
-                    )
-                    count = shown.total
-                else:
-                    if shown.total <= len(shown.first_items):
-                        items: Iterator[Any] = iter(shown.first_items)
-                    else:
-                        assert job.pager is not None and shown.ref is not None
-                        items = pages_of(job.pager, shown.ref)
-
-                    def checked(source: Iterator[Any]) -> Iterator[Any]:
-                        for n, item in enumerate(source):
-                            if n % MAX_PAGE == 0 and worker.is_cancelled:
-                                raise RuntimeError("export cancelled")
-                            yield item
-
-                    count = write_value(
-                        out, shown.path, shown.rest, checked(items), as_json=as_json
-                    )
-            os.replace(partial, job.path)
+            count = job.run(lambda: worker.is_cancelled)
         except ResultRefNotFound:
-            partial.unlink(missing_ok=True)
             self.post_message(self.ExportFinished(str(job.path), 0, GONE))
         except Exception as error:
-            partial.unlink(missing_ok=True)
             self.post_message(
                 self.ExportFinished(str(job.path), 0, f"{type(error).__name__}: {error}")
             )
@@ -1210,27 +566,24 @@ page is shown, and the header says so.
     def _export_finished(self, event: ExportFinished) -> None:
         if event.error:
             self.notify(
-                f"Export to {event.path} failed: {event.error}", title="Export", severity="error"
+                f"Export to {event.path} failed: {event.error}",
+                title="Export",
+                severity="error",
+                markup=False,
             )
         else:
-            self.notify(f"Exported {event.items:,} items to {event.path}", title="Export")
+            self.notify(
+                f"Exported {event.items:,} items to {event.path}", title="Export", markup=False
+            )
 
     # ------------------------------------------------------------------ bindings
-    def _refresh_bindings(self) -> None:
-        # Only when what is allowed changes: a footer rebuilds itself on every refresh.
-        shown = self._shown
-        state = (shown is None, shown is not None and shown.inline, self.in_tree, self._prompt_kind)
-        if state != self._bindings_state:
-            self._bindings_state = state
-            self.refresh_bindings()
-
     def check_action(self, action: str, parameters: tuple[object, ...]) -> bool | None:
         if action == "back":
-            return self._prompt_kind is not None or self.has_class("-tree")
-        if self._prompt_kind is not None or self._shown is None:
+            return self.mode != "lines"
+        if self.mode == "prompt" or self.model.shown is None:
             return False
-        if self.has_class("-tree"):
+        if self.mode == "tree":
             return action in {"toggle_tree", "copy_item", "copy_page", "export"}
         if action in {"next_page", "previous_page", "jump"}:
-            return self._windowed
+            return self.model.windowed
         return True

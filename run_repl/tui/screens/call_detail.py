@@ -16,6 +16,7 @@ from textual.screen import ModalScreen
 from textual.widgets import Static
 
 from ...sandbox.result import CallRecord
+from ..guest_text import safe_lines, safe_text
 from ..themes import rich_colour, rich_syntax_theme
 
 _DECISIONS = {
@@ -36,12 +37,12 @@ def pretty_payload(text: str | None) -> tuple[str, bool]:
     if text is None:
         return "", False
     if '"\\u0000"' in text or "\x00" in text:
-        return text, False
+        return safe_lines(text), False
     try:
         value = json.loads(text)
     except ValueError:
-        return text, False  # cut at the preview limit, or not JSON at all
-    return json.dumps(value, indent=2, ensure_ascii=False), True
+        return safe_lines(text), False  # cut at the preview limit, or not JSON at all
+    return safe_lines(json.dumps(value, indent=2, ensure_ascii=False)), True
 
 
 def call_state(call: CallRecord) -> str:
@@ -49,7 +50,7 @@ def call_state(call: CallRecord) -> str:
         return "waiting for approval" if call.decision == "pending" else "running"
     if call.ok:
         return "ok"
-    return f"failed: {call.error_code}" if call.error_code else "failed"
+    return f"failed: {safe_text(str(call.error_code))}" if call.error_code else "failed"
 
 
 def _ms(value: float) -> str:
@@ -59,7 +60,7 @@ def _ms(value: float) -> str:
 def call_facts(call: CallRecord) -> list[tuple[str, str]]:
     """The call's facts as (label, value) rows, in reading order."""
     facts = [
-        ("path", call.path),
+        ("path", safe_text(call.path)),
         ("seq", f"#{call.seq}"),
         ("status", call_state(call)),
         ("started", f"{_ms(call.started_at_ms)} into the run"),
@@ -81,19 +82,23 @@ def call_facts(call: CallRecord) -> list[tuple[str, str]]:
     return facts
 
 
+def error_line(call: CallRecord) -> str:
+    return safe_lines(f"{call.error_code or 'error'}: {call.error_message or ''}".rstrip())
+
+
 def call_detail_text(call: CallRecord) -> str:
     """The whole detail as plain text: what `y` copies."""
     width = max(len(label) for label, _ in call_facts(call))
     out = [f"{label:<{width}}  {value}" for label, value in call_facts(call)]
     args, _ = pretty_payload(call.args_text)
-    out += ["", "Arguments", args or call.args_preview]
+    out += ["", "Arguments", args or safe_text(call.args_preview)]
     if call.result_text is not None:
         result, _ = pretty_payload(call.result_text)
         out += ["", "Result", result]
     if call.ok is False:
-        out += ["", "Error", f"{call.error_code or 'error'}: {call.error_message or ''}".rstrip()]
+        out += ["", "Error", error_line(call)]
     if call.traceback:
-        out += ["", "Traceback", call.traceback.rstrip()]
+        out += ["", "Traceback", safe_lines(call.traceback.rstrip())]
     return "\n".join(out) + "\n"
 
 
@@ -161,7 +166,9 @@ the full arguments and the result (or the error and its traceback).
     def compose(self) -> ComposeResult:
         call = self.call
         with Vertical(id="call-detail-dialog"):
-            yield Static(f"Host call #{call.seq}  {call.path}", id="call-detail-title")
+            yield Static(
+                Text(f"Host call #{call.seq}  {safe_text(call.path)}"), id="call-detail-title"
+            )
             with VerticalScroll(id="call-detail-body"):
                 yield Static(id="call-detail-facts")
                 yield Static("Arguments", classes="call-detail-section")
@@ -172,7 +179,7 @@ the full arguments and the result (or the error and its traceback).
                 if call.ok is False:
                     yield Static("Error", classes="call-detail-section")
                     yield Static(
-                        Text(f"{call.error_code or 'error'}: {call.error_message or ''}"),
+                        Text(error_line(call)),
                         id="call-detail-error",
                         classes="call-detail-payload",
                     )
@@ -191,13 +198,13 @@ the full arguments and the result (or the error and its traceback).
         call = self.call
         self.query_one("#call-detail-facts", Static).update(self._facts())
         self.query_one("#call-detail-args", Static).update(
-            self._payload(call.args_text or call.args_preview)
+            self._payload(call.args_text or safe_text(call.args_preview))
         )
         if call.result_text is not None:
             self.query_one("#call-detail-result", Static).update(self._payload(call.result_text))
         if call.traceback:
             self.query_one("#call-detail-traceback", Static).update(
-                self._syntax(call.traceback.rstrip(), "pytb")
+                self._syntax(safe_lines(call.traceback.rstrip()), "pytb")
             )
 
     def _facts(self) -> RenderableType:

@@ -17,11 +17,28 @@ from textual.containers import Horizontal, Vertical, VerticalScroll
 from textual.message import Message
 from textual.screen import ModalScreen
 from textual.widgets import DataTable, Input, Static
+from textual.widgets.data_table import CellDoesNotExist
 from textual.worker import get_current_worker
 
 from ...store.records import RunRecord
-from ..messages import OpenInEditor, ShowResult
+from ..guest_text import safe_lines, safe_text
 from ..themes import rich_colour, rich_syntax_theme
+
+
+@dataclass(frozen=True)
+class OpenSource:
+    """The history's answer: open this run's source in a new editor buffer."""
+
+    source: str
+    title: str
+
+
+@dataclass(frozen=True)
+class ShowStored:
+    """The history's answer: show this run's stored result in the panels."""
+
+    envelope: dict[str, Any]
+
 
 LIST_LIMIT = 200
 PREVIEW_VALUE_LINES = 12
@@ -97,7 +114,7 @@ def result_summary(envelope: dict[str, Any]) -> str:
     return "\n".join([*facts, *value_lines, *more])
 
 
-class HistoryScreen(ModalScreen[None]):
+class HistoryScreen(ModalScreen[OpenSource | ShowStored | None]):
     """Past runs, newest first. Type to search; Enter/o opens the source in the editor,
     r shows the stored result in the panels."""
 
@@ -272,8 +289,8 @@ Past runs, newest first. Type to search the source, the status or the error code
             format_when(run.started_at),
             Text(run.status, style=self._status_style(run.status)),
             Text(format_duration(run.duration_ms), justify="right"),
-            Text(run.error_code or "", style="dim"),
-            run.title[:80],
+            Text(safe_text(run.error_code or ""), style="dim"),
+            Text(safe_text(run.title[:80])),
         )
 
     def _status_style(self, status: str) -> str:
@@ -292,7 +309,7 @@ Past runs, newest first. Type to search the source, the status or the error code
             return None
         try:
             key = table.coordinate_to_cell_key(table.cursor_coordinate).row_key.value
-        except Exception:
+        except CellDoesNotExist:
             return None
         return self._runs.get(key) if key is not None else None
 
@@ -311,16 +328,17 @@ Past runs, newest first. Type to search the source, the status or the error code
             return
         source.update(self._highlighted_source(run.source))
         facts, value_lines, left_out = summarize_result(run.envelope or {"status": run.status})
+        facts = [safe_text(fact) for fact in facts]
         parts: list[RenderableType] = [Text(facts[0], style=self._status_style(run.status))]
         parts += [Text(line) for line in facts[1:]]
         if value_lines:
-            parts.append(self._syntax("\n".join(value_lines), "json"))
+            parts.append(self._syntax(safe_lines("\n".join(value_lines)), "json"))
         if left_out:
             parts.append(Text(f"… {left_out} more lines (r shows it all)", style="dim"))
         summary.update(Group(*parts))
 
     def _highlighted_source(self, source: str) -> Syntax:
-        return self._syntax(source.rstrip(), "typescript", line_numbers=True)
+        return self._syntax(safe_lines(source.rstrip()), "typescript", line_numbers=True)
 
     def _syntax(self, code: str, lexer: str, line_numbers: bool = False) -> Syntax:
         return Syntax(
@@ -357,8 +375,7 @@ Past runs, newest first. Type to search the source, the status or the error code
         if run is None:
             self.app.bell()
             return
-        self.app.post_message(OpenInEditor(run.source, f"history-{run.id[:8]}.ts"))
-        self.dismiss(None)
+        self.dismiss(OpenSource(run.source, f"history-{run.id[:8]}.ts"))
 
     def action_show(self) -> None:
         run = self._current()
@@ -370,6 +387,4 @@ Past runs, newest first. Type to search the source, the status or the error code
             full = self._store.get_run(run.id) or run
         except Exception:
             full = run
-        envelope = full.envelope or {"status": full.status}
-        self.app.post_message(ShowResult(envelope, full.source))
-        self.dismiss(None)
+        self.dismiss(ShowStored(full.envelope or {"status": full.status}))

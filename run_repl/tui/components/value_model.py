@@ -1,0 +1,399 @@
+"""The value panel's model: which items of a run's value are on the page, and the text
+of items to show, copy and export. Pure: no widget, tested without an app.
+
+A windowed value can hold a million items: the model keeps only the page on
+the screen and asks the run's pager (`Runner.expand`) for the next slice by
+offset. Pages are the window's first items, then PAGE_ITEMS at a time, so going
+forward, back or straight to an item always meets the same pages.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+from collections.abc import Callable, Iterator
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, TextIO
+
+from ...present.formats import pretty_json
+from ...present.paging import FIRST_PAGE_ONLY, GONE, item_lines
+from ...sandbox.result import RunResult
+from ...sandbox.result_store import MAX_PAGE, Page, ResultRefNotFound
+from ...sandbox.value_window import field_path, itemize
+
+PAGE_ITEMS = 100
+# The item lines, JSON text and the words for what is missing are present/'s, as the
+# CLI and the line REPL say them.
+pretty = pretty_json
+
+Pager = Callable[[str, int, int], Page]
+"""`runner.expand(ref, offset, limit)`: items [offset, offset + limit) of a stored value."""
+
+
+def page_lines(items: list[Any], path: str) -> tuple[list[str], list[int], list[int]]:
+    """A page as lines: each line's text, the item it belongs to, and each item's first line.
+
+    `starts` ends with one more entry (the line count), so item i spans
+    lines starts[i] to starts[i + 1]."""
+    texts: list[str] = []
+    owners: list[int] = []
+    starts: list[int] = []
+    for index, item in enumerate(items):
+        lines = item_lines(item, path)
+        starts.append(len(texts))
+        texts.extend(lines)
+        owners.extend([index] * len(lines))
+    starts.append(len(texts))
+    return texts, owners, starts
+
+
+def item_value(item: Any, path: str) -> Any:
+    """What a person means by an item: an entry is the one-key object it came from."""
+    if path == "$entries" and isinstance(item, dict) and "key" in item:
+        return {item["key"]: item.get("value")}
+    return item
+
+
+def copy_text(items: list[Any], path: str, *, whole: bool = True) -> str:
+    """Items as text to copy: text lines as they are, else pretty JSON.
+
+    A page (`whole`) is an array, or for entries one object; a single item is itself."""
+    if path == "$lines":
+        return "\n".join(i if isinstance(i, str) else json.dumps(i) for i in items)
+    if path == "$entries":
+        merged: dict[str, Any] = {}
+        for item in items:
+            merged.update(item_value(item, path))
+        return pretty(merged)
+    return pretty(items if whole else items[0])
+
+
+def array_field(path: str) -> str | None:
+    """The field name of a `$.<field>` or `$["<field>"]` path, else None."""
+    if path.startswith("$."):
+        return path[2:]
+    if path.startswith('$["') and path.endswith('"]'):
+        return json.loads(path[2:-1])
+    return None
+
+
+def dumps(value: Any) -> str:
+    return json.dumps(value, ensure_ascii=False)
+
+
+def _write_joined(out: TextIO, pieces: Iterator[str], sep: str) -> int:
+    """Write pieces with `sep` between them; returns how many there were."""
+    count = 0
+    for piece in pieces:
+        if count:
+            out.write(sep)
+        out.write(piece)
+        count += 1
+    return count
+
+
+def write_value(
+    out: TextIO,
+    path: str,
+    rest: dict[str, Any] | None,
+    items: Iterator[Any],
+    *,
+    as_json: bool = True,
+) -> int:
+    """Write a value from its items, in the shape they were cut from; returns the item count.
+
+    `$` is an array, `$.<field>` the object with its other fields and the array
+    under that field, `$entries` an object, `$lines` the text (a JSON string
+    when `as_json`). Items are written as they come, so any size streams."""
+    if path == "$lines":
+        if not as_json:
+            return _write_joined(out, (str(line) for line in items), "\n")
+        out.write('"')
+        count = _write_joined(out, (dumps(str(line))[1:-1] for line in items), "\\n")
+        out.write('"\n')
+        return count
+    field = array_field(path)
+    if field is not None:
+        out.write("{\n  ")
+        for key, value in (rest or {}).items():
+            out.write(f"{dumps(key)}: {dumps(value)},\n  ")
+        out.write(f"{dumps(field)}: [\n    ")
+        count = _write_joined(out, (dumps(item) for item in items), ",\n    ")
+        out.write("\n  ]\n}\n")
+        return count
+    if path == "$entries":
+        out.write("{\n  ")
+        entries = (f"{dumps(item['key'])}: {dumps(item.get('value'))}" for item in items)
+        count = _write_joined(out, entries, ",\n  ")
+        out.write("\n}\n")
+        return count
+    out.write("[\n  ")
+    count = _write_joined(out, (dumps(item) for item in items), ",\n  ")
+    out.write("\n]\n")
+    return count
+
+
+def pages_of(pager: Pager, ref: str) -> Iterator[Any]:
+    """Every item of a stored value, fetched MAX_PAGE at a time."""
+    offset = 0
+    while True:
+        page = pager(ref, offset, MAX_PAGE)
+        yield from page.items
+        offset += len(page.items)
+        if not page.has_more or not page.items:
+            return
+
+
+@dataclass
+class Shown:
+    """What the panel shows, whatever it came from (a RunResult or a stored envelope)."""
+
+    inline: bool
+    value: Any
+    kind: str | None
+    ref: str | None
+    path: str
+    rest: dict[str, Any] | None
+    first_items: list[Any]
+    total: int
+
+    @classmethod
+    def from_result(cls, result: RunResult) -> Shown | None:
+        """The value of an ok result (None for any other)."""
+        if not result.ok:
+            return None
+        window = result.value_window
+        if window is not None:
+            return cls(
+                inline=False,
+                value=None,
+                kind=result.value_kind,
+                ref=result.value_ref,
+                path=window.path or "$",
+                rest=window.rest,
+                first_items=list(window.items),
+                total=int(result.total or len(window.items)),
+            )
+        return cls._inline(result.value, result.value_kind, result.value_ref)
+
+    @classmethod
+    def from_envelope(cls, data: dict[str, Any]) -> Shown | None:
+        """The value of a stored `RunResult.model_dump(mode="json")` (None unless ok)."""
+        if data.get("status") != "ok":
+            return None
+        window = data.get("value_window")
+        if window:
+            items = list(window.get("items") or [])
+            return cls(
+                inline=False,
+                value=None,
+                kind=data.get("value_kind"),
+                ref=data.get("value_ref"),
+                path=window.get("path") or "$",
+                rest=window.get("rest"),
+                first_items=items,
+                total=int(data.get("total") or len(items)),
+            )
+        return cls._inline(data.get("value"), data.get("value_kind"), data.get("value_ref"))
+
+    @classmethod
+    def _inline(cls, value: Any, kind: str | None, ref: str | None) -> Shown:
+        # The same path and count the engine pages an inline value by (`itemize`).
+        itemized = itemize(value)
+        return cls(
+            inline=True,
+            value=value,
+            kind=kind,
+            ref=ref,
+            path=itemized.path,
+            rest=None,
+            first_items=[value],
+            total=len(itemized.items),
+        )
+
+
+class PageUnavailable(Exception):
+    """No items to show from an offset: the message says why (GONE, FIRST_PAGE_ONLY, an error)."""
+
+
+@dataclass
+class ValuePages:
+    """The page of a value on the screen: its offset and items, the total, and what is missing."""
+
+    shown: Shown | None = None
+    pager: Pager | None = None
+    offset: int = 0
+    items: list[Any] = field(default_factory=list)
+    total: int = 0
+    notice: str | None = None
+    """What the header says is missing (a gone ref, a first page only), if anything."""
+    gone: bool = False
+
+    def set(self, shown: Shown | None, pager: Pager | None, notice: str | None = None) -> None:
+        self.shown, self.pager = shown, pager
+        self.notice, self.gone = notice, notice == GONE
+        self.total = 0 if shown is None else shown.total
+        self.offset, self.items = 0, [] if shown is None else shown.first_items
+
+    @property
+    def windowed(self) -> bool:
+        return self.shown is not None and not self.shown.inline
+
+    def page_start(self, index: int) -> int:
+        """The offset of the page holding item `index` (0-based)."""
+        first = len(self.shown.first_items) if self.shown else 0
+        if first and index < first:
+            return 0
+        return first + (index - first) // PAGE_ITEMS * PAGE_ITEMS
+
+    def read(self, start: int) -> list[Any]:
+        """The items of the page at `start` (raises PageUnavailable with the reason)."""
+        shown = self.shown
+        if shown is None:
+            raise PageUnavailable("no value")
+        if start == 0 and shown.first_items:
+            return shown.first_items
+        if self.gone or self.pager is None or shown.ref is None:
+            self.notice = GONE if self.gone else FIRST_PAGE_ONLY
+            raise PageUnavailable(self.notice)
+        try:
+            page = self.pager(shown.ref, start, PAGE_ITEMS)
+        except ResultRefNotFound:
+            self.gone, self.notice = True, GONE
+            raise PageUnavailable(GONE) from None
+        except Exception as error:  # any store failure is shown, never raised into the UI
+            raise PageUnavailable(f"Could not read items from {start + 1:,}: {error}") from error
+        self.total = page.total
+        if not page.items:
+            raise PageUnavailable(f"no items from {start + 1:,}")
+        return page.items
+
+    def show(self, start: int, items: list[Any]) -> None:
+        self.offset, self.items = start, items
+
+    @property
+    def next_start(self) -> int | None:
+        start = self.offset + len(self.items)
+        return start if start < self.total else None
+
+    @property
+    def previous_start(self) -> int | None:
+        return self.page_start(self.offset - 1) if self.offset > 0 else None
+
+    def number(self, cursor: int) -> int | None:
+        """The 1-based number of the item at `cursor` on the page (windowed values only)."""
+        if not self.windowed or not 0 <= cursor < len(self.items):
+            return None
+        return self.offset + cursor + 1
+
+    def item_path(self, cursor: int) -> str:
+        """Where the item at `cursor` is in the value, as a person reads it."""
+        shown = self.shown
+        if shown is None or shown.inline or not 0 <= cursor < len(self.items):
+            return "$"
+        number = self.offset + cursor
+        if shown.path == "$lines":
+            return f"line {number + 1:,}"
+        if shown.path == "$entries":
+            item = self.items[cursor]
+            return (
+                field_path(str(item.get("key")))
+                if isinstance(item, dict)
+                else f"entry {number + 1:,}"
+            )
+        return f"{shown.path}[{number}]"
+
+    def selected_value(self, cursor: int) -> Any:
+        shown = self.shown
+        if shown is None:
+            return None
+        if shown.inline:
+            return shown.value
+        if not 0 <= cursor < len(self.items):
+            return None
+        return item_value(self.items[cursor], shown.path)
+
+    def copy_item(self, cursor: int) -> tuple[str, str] | None:
+        """(text, what it is) of the item at `cursor`: the value itself when inline."""
+        shown = self.shown
+        if shown is None:
+            return None
+        if shown.inline:
+            return pretty(shown.value), "the value"
+        if not 0 <= cursor < len(self.items):
+            return None
+        text = copy_text([self.items[cursor]], shown.path, whole=False)
+        return text, f"item {self.offset + cursor + 1:,}"
+
+    def copy_page(self) -> tuple[str, str] | None:
+        shown = self.shown
+        if shown is None:
+            return None
+        if shown.inline:
+            return pretty(shown.value), "the value"
+        what = f"items {self.offset + 1:,}–{self.offset + len(self.items):,}"
+        return copy_text(self.items, shown.path), what
+
+    def default_export_path(self) -> str:
+        shown = self.shown
+        name = (shown.ref if shown and shown.ref else "value").removeprefix("res_")
+        text = shown is not None and (shown.path == "$lines" and not shown.inline)
+        return f"./value-{name}.{'txt' if text else 'json'}"
+
+    def export_job(self, path: Path) -> ExportJob:
+        """Everything an export needs (raises PageUnavailable when the value cannot be whole)."""
+        shown = self.shown
+        if shown is None:
+            raise PageUnavailable("no value")
+        if not shown.inline and shown.total > len(shown.first_items):
+            if self.gone or self.pager is None or shown.ref is None:
+                raise PageUnavailable(GONE if self.gone else FIRST_PAGE_ONLY)
+        return ExportJob(path, shown, self.pager)
+
+
+@dataclass
+class ExportJob:
+    """A whole value to write to a file, copied out of the panel so a thread can do it."""
+
+    path: Path
+    shown: Shown
+    pager: Pager | None
+
+    def run(self, cancelled: Callable[[], bool] = lambda: False) -> int:
+        """Write the value to `path` (through `path.part`, then renamed); returns the item count.
+
+        Items stream page by page; `cancelled` is checked every MAX_PAGE items."""
+        shown = self.shown
+        partial = self.path.with_name(self.path.name + ".part")
+        as_json = self.path.suffix.lower() == ".json"
+        try:
+            self.path.parent.mkdir(parents=True, exist_ok=True)
+            with partial.open("w", encoding="utf-8") as out:
+                if shown.inline:
+                    value = shown.value
+                    out.write(
+                        value if isinstance(value, str) and not as_json else pretty(value) + "\n"
+                    )
+                    count = shown.total
+                else:
+                    if shown.total <= len(shown.first_items):
+                        items: Iterator[Any] = iter(shown.first_items)
+                    else:
+                        assert self.pager is not None and shown.ref is not None
+                        items = pages_of(self.pager, shown.ref)
+
+                    def checked(source: Iterator[Any]) -> Iterator[Any]:
+                        for n, item in enumerate(source):
+                            if n % MAX_PAGE == 0 and cancelled():
+                                raise RuntimeError("export cancelled")
+                            yield item
+
+                    count = write_value(
+                        out, shown.path, shown.rest, checked(items), as_json=as_json
+                    )
+            os.replace(partial, self.path)
+        except BaseException:
+            partial.unlink(missing_ok=True)
+            raise
+        return count

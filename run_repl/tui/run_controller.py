@@ -1,0 +1,144 @@
+"""The run in progress, apart from the screen: what runs, how to stop it, what it gave.
+
+The app's `@on` handlers own every widget; this object owns the run's state:
+the run token (a message from an older run is recognised and dropped), the
+cancel event, the source that runs (and replays on resume), the last result,
+log lines waiting for the next batch, the decisions taken on an interrupted
+run, and the functions approved for the rest of the session. Runs are workers
+on the app that never touch widgets: they post the messages of `messages.py`.
+"""
+
+from __future__ import annotations
+
+import asyncio
+from typing import Any
+
+from textual.app import App
+
+from ..present.approvals import SessionApprovals
+from ..sandbox.errors import ErrorCode
+from ..sandbox.guest_errors import plain_error
+from ..sandbox.result import CallRecord, Interruption, LogLine, RunResult
+from ..workspace import Workspace
+from .messages import CallUpdated, LogReceived, RunFinished, RunInterrupted
+
+
+class RunController:
+    """One run at a time (with its resumes), for the app that shows it."""
+
+    def __init__(self, app: App[Any], workspace: Workspace) -> None:
+        self.app = app
+        self.ws = workspace
+        self.token = 0
+        """Increases with every run and resume; messages carry the token they belong to."""
+        self.cancel_event: asyncio.Event | None = None
+        self.last_source: str | None = None
+        """What ctrl+r runs again."""
+        self.source: str | None = None
+        """What the current run runs (and replays when it resumes)."""
+        self.result: RunResult | None = None
+        self.pending_logs: list[LogLine] = []
+        self.decisions: dict[str, bool] = {}
+        self.session_approvals = SessionApprovals()
+        """Paths approved for the rest of the session: their calls are not asked again."""
+
+    # ------------------------------------------------------------------ runs
+    def is_current(self, token: int) -> bool:
+        return token == self.token
+
+    def start(self, source: str) -> None:
+        """Run `source` from the start (a new run: its decisions start empty)."""
+        self.last_source = source
+        self.decisions = {}
+        self._launch(source, None)
+
+    def resume(self) -> None:
+        """Resume the interrupted run with the decisions taken on it."""
+        if self.source is None:
+            return
+        self._launch(self.source, dict(self.decisions))
+
+    def cancel(self) -> None:
+        if self.cancel_event is not None:
+            self.cancel_event.set()
+
+    def _launch(self, source: str, decisions: dict[str, bool] | None) -> None:
+        self.token += 1
+        self.source = source
+        self.cancel_event = asyncio.Event()
+        self.pending_logs = []
+        self.app.run_worker(
+            self._execute(self.token, source, decisions, self.cancel_event),
+            name="run",
+            group="run",
+            exclusive=False,
+        )
+
+    async def _execute(
+        self,
+        token: int,
+        source: str,
+        decisions: dict[str, bool] | None,
+        cancel: asyncio.Event,
+    ) -> None:
+        app = self.app
+
+        def on_log(line: LogLine) -> None:
+            if self.is_current(token):
+                self.pending_logs.append(line)
+
+        def on_call(call: CallRecord) -> None:
+            app.post_message(CallUpdated(token, call))
+
+        try:
+            if decisions is None:
+                result = await self.ws.run(source, on_log=on_log, on_call=on_call, cancel=cancel)
+            else:
+                result = await self.ws.decide(
+                    decisions, on_log=on_log, on_call=on_call, cancel=cancel
+                )
+        except Exception as exc:  # the engine answers with results: this is a bug or the store
+            app.post_message(
+                LogReceived(token, [LogLine(level="error", text=f"run-repl: {exc!r}", at_ms=0)])
+            )
+            result = RunResult(
+                status="error", error=plain_error(ErrorCode.RUN_WORKER_CRASHED, str(exc))
+            )
+        self.flush_logs()
+        if result.status == "interrupted":
+            app.post_message(RunInterrupted(token, result))
+        else:
+            app.post_message(RunFinished(token, result, source))
+
+    def flush_logs(self) -> None:
+        """Post the log lines gathered since the last batch (the app calls this on a timer)."""
+        if self.pending_logs:
+            lines, self.pending_logs = self.pending_logs, []
+            self.app.post_message(LogReceived(self.token, lines))
+
+    # ------------------------------------------------------------------ approvals
+    def interrupted(self, result: RunResult) -> list[Interruption]:
+        """Record an interrupted result; returns what a person must decide (calls to
+        functions approved for the session are decided already)."""
+        self.result = result
+        self.decisions = {}
+        ask = []
+        for it in result.interruptions or []:
+            if it.path in self.session_approvals:
+                self.decisions[it.id] = True
+            else:
+                ask.append(it)
+        return ask
+
+    def decide(self, interruption_id: str, approved: bool, *, for_session: bool) -> None:
+        result = self.result
+        if result is None or result.status != "interrupted":
+            return
+        self.decisions[interruption_id] = approved
+        if for_session:
+            for it in result.interruptions or []:
+                if it.id == interruption_id:
+                    self.session_approvals.add(it.path)
+
+    def finished(self, result: RunResult) -> None:
+        self.result = result

@@ -1,0 +1,70 @@
+"""What the IDE's tests share: an app on a fresh data directory, and waiting on its
+workers (never on the clock) for runs to end. (Fixtures are in conftest.py.)"""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+from textual.app import App
+
+from run_repl.tui.app import RunReplApp
+from run_repl.workspace import open_workspace
+
+SIZE = (160, 48)
+MESSAGE_ROUNDS = 50  # a key's consequences travel a few queues; this bounds the wait for them
+
+
+def make_app(data_dir: Path, **kwargs: Any) -> RunReplApp:
+    ws = open_workspace(None, data_dir_override=str(data_dir))
+    return RunReplApp(ws, **kwargs)
+
+
+def screen_text(app: App[Any]) -> str:
+    """The screen as it is painted, as text."""
+    return "\n".join(strip.text for strip in app.screen._compositor.render_strips())
+
+
+async def set_source(pilot: Any, source: str) -> None:
+    editor = pilot.app.editor_tabs.active_editor
+    assert editor is not None
+    editor.load_text(source)
+    editor.focus()
+    await pilot.pause()
+
+
+async def settle(pilot: Any) -> None:
+    """Let every worker (runs, exports, searches) end and every message they posted land."""
+    app = pilot.app
+    for _ in range(MESSAGE_ROUNDS):
+        await pilot.pause()
+        busy = [w for w in app.workers if not w.is_finished]
+        if not busy:
+            return
+        await app.workers.wait_for_complete(busy)
+    raise AssertionError("workers kept starting: the app never settled")
+
+
+async def until(pilot: Any, condition: Any) -> None:
+    """Process messages until `condition()` holds (bounded by rounds of messages, not time)."""
+    for _ in range(MESSAGE_ROUNDS):
+        if condition():
+            return
+        await pilot.pause()
+    raise AssertionError("the app never reached the expected state")
+
+
+async def run_to_end(pilot: Any, key: str = "ctrl+j") -> None:
+    """Press a run key, and wait for the run (and a resume after it, if any) to end."""
+    app = pilot.app
+    token = app.runs.token
+    await pilot.press(key)
+    await until(pilot, lambda: app.runs.token > token)
+    await settle(pilot)
+
+
+async def decide(pilot: Any, key: str) -> None:
+    """Engage the approval prompt (F3), press `key`, and wait for what it starts to end."""
+    await pilot.press("f3")
+    await pilot.press(key)
+    await settle(pilot)

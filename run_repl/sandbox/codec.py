@@ -490,6 +490,13 @@ def encode(value: Any, *, max_bytes: int | None = None, handles: HandleTable | N
     Raises CodecError, naming the path, for what JavaScript cannot hold, and
     HostResultTooLarge when the text would be over `max_bytes`. With `handles`,
     instances of @handle classes become handles registered there."""
+    t = type(value)
+    if t is str or t is bool or value is None or (t is int and -MAX_SAFE <= value <= MAX_SAFE):
+        # Most host results are one plain value: no walk needed.
+        text = _JSON(value)
+        if max_bytes is not None and len(text) > max_bytes:
+            raise HostResultTooLarge(max_bytes, "$")
+        return "J" + text
     if max_bytes is not None:
         _refuse_if_clearly_over(value, max_bytes)
     enc = _Encoder(max_bytes, handles)

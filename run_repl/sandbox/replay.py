@@ -17,7 +17,10 @@ from typing import Any
 
 
 def args_digest(wire: str) -> str:
-    """What the ledger keeps of a call's arguments: enough to tell a different call."""
+    """What the ledger keeps of a call's arguments: enough to tell a different call.
+    Short arguments are their own digest (no hashing on the common path)."""
+    if len(wire) <= 32:
+        return "=" + wire
     return hashlib.sha256(wire.encode("utf-8", "surrogatepass")).hexdigest()[:32]
 
 

@@ -467,8 +467,7 @@ class RunSession:
         on_handle = split_handle_path(path)
         # A call on a handle is recorded under the handle's label: api.project(…).functions.list
         shown = f"{self.handles.label(on_handle[0])}.{on_handle[1]}" if on_handle else path
-        # Built from values we made ourselves: no need to validate them on every call.
-        record = CallRecord.model_construct(
+        record = CallRecord(
             seq=seq,
             path=shown,
             args_preview=_args_preview(wire, args),
@@ -560,8 +559,6 @@ class RunSession:
             self._serve(fn, on_handle, ctx, record, entry), context=bind(ctx)
         )
         self.tasks[seq] = task
-        # A finished call leaves the table: its task's context holds the call's arguments.
-        task.add_done_callback(lambda t, seq=seq: self.tasks.pop(seq, None))
 
     async def _serve(
         self,
@@ -594,6 +591,8 @@ class RunSession:
                 self._finish_live(record, entry, outcome)
         finally:
             self.running -= 1
+            # A finished call leaves the table: its task's context holds its arguments.
+            self.tasks.pop(ctx.request_index, None)
 
     def _refused_by_guard(self, record: CallRecord, why: str) -> None:
         if record.ok is None:

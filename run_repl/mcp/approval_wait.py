@@ -1,0 +1,307 @@
+"""Where a paused run stands, and waiting for a person to decide it.
+
+An agent's run that reaches a call needing approval is saved in the store
+like any other. A person decides it wherever they are (the IDE, the line
+REPL, `run-repl approvals approve ID`), and *that* process resumes the run,
+through the store's flow (claims: at most once). So this server never
+resumes a run itself: it follows the run through the store.
+
+    decided approval ──resumed_run_id──▶ the resumed run, in the history
+        ├── ok / error: the final result
+        └── interrupted again (another call, or the rest of a batch):
+            the approvals it now waits on, and on from there
+
+`standing(store, start)` reads that chain once; `ApprovalWatch` wakes
+waiters when the approvals change in any process (one watcher per server,
+however many calls wait).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+from collections.abc import Awaitable, Callable
+from dataclasses import dataclass, field
+from typing import Any, Literal
+
+from ..sandbox.result import RunResult
+from ..store import PendingApproval, Store
+from ..store.approval_flow import describe_state, wait_for_approvals_change
+from .tool_errors import APPROVAL_NOT_FOUND, RUN_NOT_FOUND, ToolError, edit
+
+MAX_STEPS = 256  # resumes followed in one reading (each step is a newer run)
+WATCH_SLICE_S = 1.0  # the watcher's longest single wait (it stops soon after the last waiter)
+
+Status = Literal["waiting", "done", "ended"]
+
+
+@dataclass
+class Standing:
+    """Where a paused run stands.
+
+    `waiting`: `approvals` are the open ones it waits on and `result` the
+    latest interrupted run (None when only approval ids were given and the
+    history does not have it). `done`: `result` is the final result.
+    `ended`: it ended without a result a model can read (recovered, failed,
+    or its resumed run is no longer in the history): `note` says why."""
+
+    status: Status
+    run_id: str | None
+    approvals: list[PendingApproval]
+    result: RunResult | None = None
+    note: str | None = None
+    seen: list[PendingApproval] = field(default_factory=list)  # every approval read on the way
+
+    def key(self) -> tuple[Any, ...]:
+        """What changes when something a waiting agent should hear about changes."""
+        return (
+            self.status,
+            self.run_id,
+            tuple((a.id, a.state()) for a in self.approvals),
+        )
+
+
+def _result_of(envelope: dict[str, Any]) -> RunResult | None:
+    try:
+        return RunResult.model_validate(envelope)
+    except ValueError:
+        return None
+
+
+def _ids(result: RunResult) -> list[str]:
+    return [i.id for i in result.interruptions or []]
+
+
+def standing(store: Store, result: RunResult) -> Standing:
+    """Where the run paused in `result` stands now (a blocking read: call off the loop)."""
+    return _follow(store, result, _ids(result), result.run_id)
+
+
+def standing_of_run(store: Store, run_id: str) -> Standing:
+    """Where run `run_id` stands: its final result, or the approvals it waits on.
+    ToolError RUN_NOT_FOUND when neither the history nor the approvals know it."""
+    record = store.get_run(run_id)
+    if record is not None:
+        result = _result_of(record.envelope)
+        if result is not None and result.status != "interrupted":
+            return Standing("done", run_id, [], result)
+        if result is not None and result.interruptions:
+            return _follow(store, result, _ids(result), run_id)
+    ids = [a.id for a in store.list_approvals(status=None) if a.run_id == run_id]
+    if not ids:
+        raise ToolError(
+            RUN_NOT_FOUND,
+            f"No run {run_id!r} in run-repl's history or approvals (unknown, or no longer kept).",
+            edit("Pass the run_id a run returned, or its approval_ids.", argument="run_id"),
+        )
+    return _follow(store, None, ids, run_id)
+
+
+def standing_of_approvals(store: Store, ids: list[str]) -> Standing:
+    missing = [i for i in ids if store.get_approval(i) is None]
+    if missing:
+        raise ToolError(
+            APPROVAL_NOT_FOUND,
+            f"No approval {', '.join(repr(i) for i in missing)} in run-repl's store.",
+            edit(
+                "Pass the approval_ids (int_...) a run returned, or its run_id.",
+                argument="approval_ids",
+            ),
+        )
+    return _follow(store, None, ids, None)
+
+
+def _follow(store: Store, result: RunResult | None, ids: list[str], run_id: str | None) -> Standing:
+    seen: list[PendingApproval] = []
+    for _ in range(MAX_STEPS):
+        rows = [a for a in (store.get_approval(i) for i in ids) if a is not None]
+        seen += rows
+        if not rows:
+            return Standing(
+                "ended", run_id, [], result, "its approvals are no longer in the store", seen
+            )
+        resumed = [a for a in rows if a.final and a.resumed_run_id]
+        still_open = [a for a in rows if not a.final]
+        if resumed:
+            latest = max(resumed, key=lambda a: a.finished_at or 0.0)
+            record = store.get_run(latest.resumed_run_id or "")
+            following = _result_of(record.envelope) if record is not None else None
+            if following is None:
+                if still_open:
+                    return Standing("waiting", run_id, still_open, result, None, seen)
+                return Standing(
+                    "ended",
+                    latest.resumed_run_id,
+                    rows,
+                    None,
+                    f"its run was resumed as {latest.resumed_run_id}, which the history no longer "
+                    "holds",
+                    seen,
+                )
+            if following.status != "interrupted" or not following.interruptions:
+                return Standing("done", following.run_id, [], following, None, seen)
+            next_ids = _ids(following)
+            if following.run_id == run_id and set(next_ids) == set(ids):
+                break  # nothing moved on: do not go round
+            result, ids, run_id = following, next_ids, following.run_id
+            continue
+        if still_open:
+            return Standing("waiting", run_id, still_open, result, None, seen)
+        notes = "; ".join(f"{a.id} {describe_state(a)}" for a in rows)
+        return Standing("ended", run_id, rows, result, f"it ended without a result: {notes}", seen)
+    open_rows = [a for a in (store.get_approval(i) for i in ids) if a is not None and not a.final]
+    return Standing("waiting", run_id, open_rows, result, None, seen)
+
+
+# ---------------------------------------------------------------- words for the waiting agent
+def call_text(approval: PendingApproval) -> str:
+    args = approval.args if isinstance(approval.args, list) else [approval.args]
+    text = ", ".join(json.dumps(a, ensure_ascii=False, default=str) for a in args)
+    if len(text) > 200:
+        text = text[:199] + "…"
+    return f"{approval.path}({text})"
+
+
+def waiting_message(state: Standing, approve_command: Callable[[str], str]) -> str:
+    """One line for a progress notification: what the run waits for, and where."""
+    if state.status == "done" and state.result is not None:
+        error = state.result.error
+        return "the run resumed and finished: " + (
+            f"{error.code}" if error else state.result.status
+        )
+    if state.status == "ended":
+        return f"the run ended: {state.note}"
+    if not state.approvals:
+        return "the run is resuming"
+    parts = []
+    for a in state.approvals:
+        where = a.state()
+        if where == "pending":
+            parts.append(
+                f"waiting for a person to approve {call_text(a)} in run-repl "
+                f"(`{approve_command(a.id)}`, or the IDE's approvals inbox)"
+            )
+        elif where in ("claimed", "executing"):
+            parts.append(f"{call_text(a)} was decided: the run is resuming ({describe_state(a)})")
+        else:
+            parts.append(f"{call_text(a)}: {describe_state(a)}")
+    return "; ".join(parts)
+
+
+# ---------------------------------------------------------------- waiting
+class ApprovalWatch:
+    """Wakes every waiter when the approvals change, from one watcher per store.
+
+    The watcher runs while someone waits: it asks the store (or lets a store
+    that pushes changes tell it) and wakes all waiters on a new version."""
+
+    def __init__(self, store: Store) -> None:
+        self.store = store
+        self._version: int | None = None
+        self._changed = asyncio.Condition()
+        self._waiters = 0
+        self._task: asyncio.Task[None] | None = None
+
+    async def version(self) -> int:
+        return int(await asyncio.to_thread(self.store.approvals_version))
+
+    async def changed(self, since: int, timeout_s: float) -> int:
+        """The approvals' version once it differs from `since`, or after `timeout_s`."""
+        if timeout_s <= 0:
+            return await self.version()
+        self._waiters += 1
+        try:
+            if self._task is None:
+                # Versions only grow: a newer one already seen wakes this waiter at once.
+                self._version = since if self._version is None else max(self._version, since)
+                self._task = asyncio.create_task(self._watch(), name="run-repl approvals watch")
+            async with self._changed:
+                try:
+                    await asyncio.wait_for(
+                        self._changed.wait_for(lambda: self._version != since), timeout_s
+                    )
+                except TimeoutError:
+                    pass
+            return since if self._version is None else self._version
+        finally:
+            self._waiters -= 1
+
+    async def _watch(self) -> None:
+        while True:
+            if self._waiters == 0:
+                self._task = None  # no await since the check: a new waiter starts a new watcher
+                return
+            since = self._version if self._version is not None else await self.version()
+            try:
+                now = await wait_for_approvals_change(self.store, since, WATCH_SLICE_S)
+            except Exception:  # the store is busy or failing: waiters time out on their own
+                await asyncio.sleep(WATCH_SLICE_S)
+                continue
+            if now != self._version:
+                async with self._changed:
+                    self._version = now
+                    self._changed.notify_all()
+
+    async def close(self) -> None:
+        task, self._task = self._task, None
+        if task is not None:
+            task.cancel()
+            try:
+                await task
+            except (asyncio.CancelledError, Exception):
+                pass
+
+
+Report = Callable[[Standing], Awaitable[None]]
+
+
+def _read_on(store: Store, state: Standing, start: Callable[[], Standing]) -> Standing:
+    """Read on from where `state` was (its latest interrupted run), else from the start."""
+    if state.result is not None and state.result.status == "interrupted":
+        return standing(store, state.result)
+    return start()
+
+
+async def wait_for_decision(
+    watch: ApprovalWatch,
+    start: Callable[[], Standing],
+    wait_s: float,
+    report: Report | None = None,
+    *,
+    heartbeat_s: float = 5.0,
+) -> Standing:
+    """Follow a paused run until it is decided and resumed (done or ended), or
+    `wait_s` passes (waiting). `report` hears the standing at first, on every
+    change, and every `heartbeat_s` while nothing changes."""
+    loop = asyncio.get_running_loop()
+    deadline = loop.time() + wait_s
+    version = await watch.version()  # before reading: a change after it wakes us
+    state = await asyncio.to_thread(start)
+    if report is not None:
+        await report(state)
+    while state.status == "waiting":
+        left = deadline - loop.time()
+        if left <= 0:
+            break
+        now = await watch.changed(version, min(left, heartbeat_s))
+        moved = now != version
+        new = state
+        if moved:
+            version = now
+            new = await asyncio.to_thread(_read_on, watch.store, state, start)
+        if report is not None and (new.key() != state.key() or not moved):
+            await report(new)  # a change, or the heartbeat while nothing changes
+        state = new
+    return state
+
+
+__all__ = [
+    "ApprovalWatch",
+    "Standing",
+    "call_text",
+    "standing",
+    "standing_of_approvals",
+    "standing_of_run",
+    "wait_for_decision",
+    "waiting_message",
+]

@@ -1,0 +1,484 @@
+"""`run-repl mcp`: the Model Context Protocol server, over stdio or streamable HTTP.
+
+    server = RunReplMcp(workspace, McpOptions(approval_wait_s=120))
+    await serve_stdio(server)            # or serve_http(server, "127.0.0.1", 8000)
+
+Built on the `mcp` SDK's low-level `Server`, so the tools' schemas, their
+results and their errors are exactly what `tools.py` and `replies.py` say.
+Every run goes through the workspace's runner and store, as the CLI's do: it
+is in `history`, its approvals are in `approvals`, its values page with
+`expand`. A tool call whose client goes away (a cancel, a closed stdin, a
+dropped connection) cancels its run.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+import socket
+import sys
+import time
+from dataclasses import dataclass
+from typing import Any, Literal
+
+import anyio
+import mcp_types as types
+from mcp.server.context import ServerRequestContext
+from mcp.server.lowlevel.server import Server
+from mcp.shared.exceptions import MCPError
+
+from .. import __version__
+from ..host.loader import describe
+from ..sandbox.approval import ApprovalPolicy
+from ..sandbox.errors import ResultRefNotFound
+from ..sandbox.limits import Limits
+from ..sandbox.result import RunResult
+from ..sandbox.result_store import MAX_PAGE
+from ..sandbox.value_window import BUDGET_LINES, leading_items
+from ..workspace import Workspace
+from . import guide
+from .approval_wait import (
+    ApprovalWatch,
+    Standing,
+    standing,
+    standing_of_approvals,
+    standing_of_run,
+    wait_for_decision,
+    waiting_message,
+)
+from .declarations import declarations
+from .replies import (
+    error_reply,
+    not_saved_words,
+    page_reply,
+    paused_words,
+    run_reply,
+    status_reply,
+)
+from .tool_errors import (
+    INTERNAL_ERROR,
+    RESULT_OFFSET_OUT_OF_RANGE,
+    TOOL_UNKNOWN,
+    ToolError,
+    closest,
+    edit,
+)
+from .tools import (
+    APPROVAL_STATUS,
+    DOCS,
+    EXPAND,
+    RUN,
+    ToolSettings,
+    parse_docs,
+    parse_expand,
+    parse_run,
+    parse_status,
+    tool_list,
+)
+
+log = logging.getLogger("run_repl.mcp")
+
+DTS_URI = "run-repl://host.d.ts"
+GUIDE_URI = "run-repl://guide"
+TASK_PROMPT = "run-repl-task"
+RESOURCE_NOT_FOUND = -32002  # the MCP spec's code for resources/read of an unknown URI
+CANCEL_GRACE_S = 10.0  # a cancelled run stops in milliseconds; this bounds a stuck one
+HEARTBEAT_S = 5.0  # progress while a call waits for a person, even when nothing changes
+
+
+@dataclass(frozen=True)
+class McpOptions:
+    """The server's settings (the `run-repl mcp` options)."""
+
+    approval_wait_s: float = 120.0
+    default_timeout_s: float = 60.0
+    max_timeout_s: float = 300.0
+    approve_via: Literal["terminal"] = "terminal"
+
+
+class RunReplMcp:
+    """The tools, resources and prompt over one workspace (its host, runner and store)."""
+
+    def __init__(self, ws: Workspace, options: McpOptions | None = None) -> None:
+        self.ws = ws
+        self.options = options or McpOptions()
+        self.settings = ToolSettings(
+            default_timeout_s=self.options.default_timeout_s,
+            max_timeout_s=self.options.max_timeout_s,
+            max_source_bytes=ws.runner.limits.max_source_bytes,
+            approval_wait_s=self.options.approval_wait_s,
+            max_runs_in_flight=ws.runner.max_runs_in_flight,
+        )
+        self.watch = ApprovalWatch(ws.store)
+        self.namespaces = list(ws.host.manifest.tree)
+        decorated = [p for p, f in ws.host.manifest.functions.items() if f.approval is not None]
+        self._policy = ApprovalPolicy.build(ws.runner.approvals, decorated)
+        self._tools = tool_list(self.settings, guide.namespaces_text(self.namespaces))
+        self._declarations, self._declared = declarations(ws.host, self.approval_mode)
+
+    def approval_mode(self, path: str) -> str:
+        return self._policy.mode(path) if self._policy is not None else "allow"
+
+    # ------------------------------------------------------------------ the SDK server
+    def build(self) -> Server[Any]:
+        return Server(
+            "run-repl",
+            version=__version__,
+            title="run-repl",
+            description="Run JavaScript/TypeScript snippets against a host's Python functions, "
+            "in a QuickJS sandbox; a person approves sensitive calls in run-repl.",
+            instructions=guide.instructions(
+                self.ws.host.name, self.namespaces, self.options.approval_wait_s
+            ),
+            on_list_tools=self.list_tools,
+            on_call_tool=self.call_tool,
+            on_list_resources=self.list_resources,
+            on_read_resource=self.read_resource,
+            on_list_prompts=self.list_prompts,
+            on_get_prompt=self.get_prompt,
+        )
+
+    async def list_tools(
+        self, ctx: ServerRequestContext[Any], params: types.PaginatedRequestParams | None
+    ) -> types.ListToolsResult:
+        return types.ListToolsResult(tools=self._tools)
+
+    async def call_tool(
+        self, ctx: ServerRequestContext[Any], params: types.CallToolRequestParams
+    ) -> types.CallToolResult:
+        arguments = params.arguments or {}
+        try:
+            if params.name == RUN:
+                return await self.run(ctx, arguments)
+            if params.name == EXPAND:
+                return await self.expand(arguments)
+            if params.name == DOCS:
+                return self.docs(arguments)
+            if params.name == APPROVAL_STATUS:
+                return await self.approval_status(ctx, arguments)
+            names = [t.name for t in self._tools]
+            close = closest(params.name, names)
+            raise ToolError(
+                TOOL_UNKNOWN,
+                f"run-repl has no tool {params.name!r}"
+                + (f": did you mean {close}?" if close else "."),
+                edit(f"Call one of {', '.join(names)}.", tool=close or RUN),
+            )
+        except ToolError as exc:
+            return error_reply(exc)
+        except Exception as exc:  # a bug: the model gets a tool error, the log the traceback
+            log.exception("tool %s failed", params.name)
+            return error_reply(
+                ToolError(
+                    INTERNAL_ERROR,
+                    f"run-repl failed inside the {params.name} tool ({type(exc).__name__}: {exc}); "
+                    "this is a bug in run-repl, not in your call.",
+                    {"type": "retry", "why": "Try again; if it keeps failing, tell the person."},
+                )
+            )
+
+    # ------------------------------------------------------------------ run
+    async def run(
+        self, ctx: ServerRequestContext[Any], arguments: dict[str, Any]
+    ) -> types.CallToolResult:
+        args = parse_run(arguments, self.settings)
+        limits = Limits(timeout_ms=max(1, round(args.timeout_s * 1000)))
+        result = await self._run_cancellable(args.code, limits)
+        if result.status != "interrupted":
+            return run_reply(result)
+        reason = await asyncio.to_thread(self.ws.not_saved_reason, result)
+        if reason is not None:
+            sentence, action = not_saved_words(reason)
+            return run_reply(result, paused_next=sentence, paused_action=action)
+        state = await self._wait(
+            ctx, lambda: standing(self.ws.store, result), self.options.approval_wait_s
+        )
+        return self._after_wait(state, result)
+
+    async def _run_cancellable(self, code: str, limits: Limits) -> RunResult:
+        """Run and keep the run; if this call is cancelled (the client went away), stop
+        the run at once, keep it in the history as aborted, and let the cancel go on."""
+        cancel = asyncio.Event()
+        job = asyncio.ensure_future(
+            self.ws.runner.run(code, self.ws.host.functions, limits=limits, cancel=cancel)
+        )
+        try:
+            result = await asyncio.shield(job)
+        except asyncio.CancelledError:
+            cancel.set()
+            with anyio.CancelScope(shield=True), anyio.move_on_after(CANCEL_GRACE_S):
+                try:
+                    stopped = await job
+                except Exception:  # it failed as it stopped: nothing to keep
+                    pass
+                else:
+                    await asyncio.to_thread(self.ws.remember, stopped, code)
+            raise
+        await asyncio.to_thread(self.ws.remember, result, code)
+        self._log_warnings()
+        return result
+
+    async def _wait(self, ctx: ServerRequestContext[Any], start: Any, wait_s: float) -> Standing:
+        loop = asyncio.get_running_loop()
+        began = loop.time()
+        sent = 0.0
+
+        async def report(state: Standing) -> None:
+            nonlocal sent
+            # Progress must grow with every notification: the seconds waited so far.
+            sent = max(sent + 0.001, round(loop.time() - began, 3))
+            message = waiting_message(state, self.ws.approve_command)
+            try:
+                await ctx.session.report_progress(sent, wait_s or None, message)
+            except Exception:  # the client is gone: the cancel that follows ends this call
+                pass
+
+        return await wait_for_decision(self.watch, start, wait_s, report, heartbeat_s=HEARTBEAT_S)
+
+    def _after_wait(self, state: Standing, first: RunResult) -> types.CallToolResult:
+        if state.status == "done" and state.result is not None:
+            return run_reply(state.result)
+        if state.status == "ended":
+            return status_reply(
+                state, wait_s=self.options.approval_wait_s, approve_command=self.ws.approve_command
+            )
+        latest = state.result or first
+        sentence, action = paused_words(
+            latest.run_id,
+            state.approvals,
+            self.options.approval_wait_s,
+            self.ws.approve_command,
+        )
+        return run_reply(latest, paused_next=sentence, paused_action=action)
+
+    # ------------------------------------------------------------------ expand_result
+    async def expand(self, arguments: dict[str, Any]) -> types.CallToolResult:
+        args = parse_expand(arguments)
+        limit = args.limit if args.limit is not None else min(BUDGET_LINES, MAX_PAGE)
+        try:
+            page = await asyncio.to_thread(self.ws.runner.expand, args.ref, args.offset, limit)
+        except ResultRefNotFound as exc:
+            raise ToolError(exc.code, exc.message, exc.next_actions[0]) from None
+        if args.offset >= page.total and (args.offset > 0 or page.total > 0):
+            last = max(page.total - 1, 0)
+            raise ToolError(
+                RESULT_OFFSET_OUT_OF_RANGE,
+                f"offset {args.offset} is past the end: {args.ref} holds {page.total} item"
+                f"{'' if page.total == 1 else 's'} (offsets 0 to {last}).",
+                edit(
+                    f"Pass an offset from 0 to {last}; there is nothing after item {page.total}.",
+                    argument="offset",
+                ),
+            )
+        items = page.items if args.limit is not None else leading_items(page.items, page.rest)
+        return page_reply(page, items)
+
+    # ------------------------------------------------------------------ docs
+    def docs(self, arguments: dict[str, Any]) -> types.CallToolResult:
+        args = parse_docs(arguments)
+        text, declared = self._declarations, self._declared
+        if args.path is not None:
+            text, declared = declarations(self.ws.host, self.approval_mode, only=args.path)
+            if not declared:
+                names = [d.path for d in self._declared] + self.namespaces
+                close = closest(args.path, names)
+                raise ToolError(
+                    "RUN_UNKNOWN_MEMBER",
+                    f"The host has no function or namespace {args.path!r}"
+                    + (f": did you mean {close}?" if close else "."),
+                    edit(
+                        "Pass a namespace or function the host has, or leave path out.",
+                        argument="path",
+                        did_you_mean=[close] if close else [],
+                    ),
+                )
+        infos = {i.path: i for i in describe(self.ws.host)}
+        functions = [
+            {
+                "path": d.path,
+                "signature": d.signature,
+                "doc": d.doc,
+                "needs_approval": d.approval == "ask",
+                "approval": d.approval,
+                "python_signature": infos[d.path].python_signature if d.path in infos else "",
+            }
+            for d in declared
+        ]
+        data = {"host": self.ws.host.name, "functions": functions, "declarations": text}
+        return types.CallToolResult(content=[types.TextContent(text=text)], structured_content=data)
+
+    # ------------------------------------------------------------------ approval_status
+    async def approval_status(
+        self, ctx: ServerRequestContext[Any], arguments: dict[str, Any]
+    ) -> types.CallToolResult:
+        args = parse_status(arguments, self.settings)
+        store = self.ws.store
+        if args.run_id is not None:
+            run_id = args.run_id
+
+            def start() -> Standing:
+                return standing_of_run(store, run_id)
+        else:
+            ids = args.approval_ids or []
+
+            def start() -> Standing:
+                return standing_of_approvals(store, ids)
+
+        state = await asyncio.to_thread(start)  # an unknown id is an error at once
+        if state.status == "waiting" and args.wait_s > 0:
+            state = await self._wait(ctx, start, args.wait_s)
+        return status_reply(state, wait_s=args.wait_s, approve_command=self.ws.approve_command)
+
+    # ------------------------------------------------------------------ resources and prompt
+    async def list_resources(
+        self, ctx: ServerRequestContext[Any], params: types.PaginatedRequestParams | None
+    ) -> types.ListResourcesResult:
+        return types.ListResourcesResult(
+            resources=[
+                types.Resource(
+                    uri=DTS_URI,
+                    name="host.d.ts",
+                    title=f"The functions of host {self.ws.host.name!r}, as TypeScript",
+                    description="TypeScript declarations of every host function a snippet can "
+                    "call, with docs and which ones need a person's approval.",
+                    mime_type="text/typescript",
+                ),
+                types.Resource(
+                    uri=GUIDE_URI,
+                    name="guide",
+                    title="Writing run-repl snippets",
+                    description="The rules of the sandbox, results, errors and approvals, with "
+                    "examples on this host.",
+                    mime_type="text/markdown",
+                ),
+            ]
+        )
+
+    async def read_resource(
+        self, ctx: ServerRequestContext[Any], params: types.ReadResourceRequestParams
+    ) -> types.ReadResourceResult:
+        if params.uri == DTS_URI:
+            text, mime = self._declarations, "text/typescript"
+        elif params.uri == GUIDE_URI:
+            text, mime = self._guide(), "text/markdown"
+        else:
+            raise MCPError(
+                RESOURCE_NOT_FOUND,
+                f"No resource {params.uri!r}: run-repl has {DTS_URI} and {GUIDE_URI}.",
+                {"uri": params.uri},
+            )
+        return types.ReadResourceResult(
+            contents=[types.TextResourceContents(uri=params.uri, mime_type=mime, text=text)]
+        )
+
+    def _guide(self) -> str:
+        examples: list[tuple[str, str]] = []
+        if self.ws.host.is_demo:
+            from ..host.demo import DEMO_EXAMPLES
+
+            examples = DEMO_EXAMPLES
+        return guide.guide(
+            self.ws.host.name, self.namespaces, self.options.approval_wait_s, examples
+        )
+
+    async def list_prompts(
+        self, ctx: ServerRequestContext[Any], params: types.PaginatedRequestParams | None
+    ) -> types.ListPromptsResult:
+        return types.ListPromptsResult(
+            prompts=[
+                types.Prompt(
+                    name=TASK_PROMPT,
+                    title="Do a task with run-repl",
+                    description="Do a task by running a snippet against the host's functions "
+                    "(the prompt carries their declarations).",
+                    arguments=[
+                        types.PromptArgument(
+                            name="task", description="What to find out or do.", required=True
+                        )
+                    ],
+                )
+            ]
+        )
+
+    async def get_prompt(
+        self, ctx: ServerRequestContext[Any], params: types.GetPromptRequestParams
+    ) -> types.GetPromptResult:
+        if params.name != TASK_PROMPT:
+            raise MCPError(-32602, f"No prompt {params.name!r}: run-repl has {TASK_PROMPT}.")
+        task = (params.arguments or {}).get("task", "").strip()
+        if not task:
+            raise MCPError(-32602, f"{TASK_PROMPT} needs a task argument: what to find out or do.")
+        return types.GetPromptResult(
+            description=f"Do a task on host {self.ws.host.name!r} with run-repl",
+            messages=[
+                types.PromptMessage(
+                    role="user",
+                    content=types.TextContent(text=guide.task_prompt(task, self._declarations)),
+                )
+            ],
+        )
+
+    # ------------------------------------------------------------------ the rest
+    def _log_warnings(self) -> None:
+        while self.ws.warnings:
+            print(f"run-repl mcp: {self.ws.warnings.pop(0)}", file=sys.stderr, flush=True)
+
+    async def close(self) -> None:
+        await self.watch.close()
+
+
+# ---------------------------------------------------------------- transports
+async def serve_stdio(app: RunReplMcp) -> None:
+    """Serve one client over stdin/stdout until it closes stdin."""
+    from mcp.server.stdio import stdio_server
+
+    server = app.build()
+    try:
+        async with stdio_server() as (read, write):
+            await server.run(read, write, server.create_initialization_options())
+    finally:
+        await app.close()
+
+
+def bind(host: str, port: int) -> socket.socket:
+    """A listening socket on host:port (port 0: any free one); OSError says why not."""
+    family = socket.AF_INET6 if ":" in host else socket.AF_INET
+    sock = socket.socket(family, socket.SOCK_STREAM)
+    sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+    try:
+        sock.bind((host, port))
+        sock.listen(128)
+    except OSError:
+        sock.close()
+        raise
+    sock.setblocking(False)
+    return sock
+
+
+async def serve_http(app: RunReplMcp, sock: socket.socket, *, on_ready: Any = None) -> None:
+    """Serve streamable HTTP at /mcp on a bound socket, until interrupted."""
+    import uvicorn
+
+    host, port = sock.getsockname()[:2]
+    server = app.build()
+    starlette = server.streamable_http_app(host=host)
+    config = uvicorn.Config(starlette, log_level="warning", lifespan="on", access_log=False)
+    web = uvicorn.Server(config)
+    if on_ready is not None:
+        on_ready(f"http://{'[' + host + ']' if ':' in host else host}:{port}/mcp")
+    try:
+        await web.serve(sockets=[sock])
+    finally:
+        await app.close()
+
+
+def started_line(app: RunReplMcp, where: str) -> str:
+    ws = app.ws
+    return (
+        f"run-repl mcp {__version__}: host {ws.host.name!r} ({len(ws.host.manifest.functions)} "
+        f"functions), store {ws.store.location}, over {where}; approvals wait "
+        f"{app.options.approval_wait_s:g} s ({time.strftime('%H:%M:%S')})"
+    )
+
+
+__all__ = ["McpOptions", "RunReplMcp", "bind", "serve_http", "serve_stdio", "started_line"]

@@ -1,0 +1,104 @@
+"""The MCP tests drive a real `run-repl mcp` subprocess with the `mcp` package's own client.
+
+    async with mcp_server(data) as server:           # stdio, the demo host
+        result = await server.client.call_tool("run", {"code": "1 + 1"})
+
+`cli(data, "approvals", "approve", ID)` is a second run-repl process on the same
+data directory (a person deciding in another terminal).
+"""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+from collections.abc import AsyncIterator
+from contextlib import asynccontextmanager
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import anyio
+from mcp import Client, StdioServerParameters
+from mcp.client.stdio import stdio_client
+
+from run_repl.store import PendingApproval, SqliteStore
+
+HERE = Path(__file__).parent
+GATE_HOST = str(HERE / "gate_host.py")
+
+
+def environment(data: Path, gate: Path | None = None) -> dict[str, str]:
+    env = {
+        "PATH": "/usr/bin:/bin",
+        "HOME": str(data),
+        "RUN_REPL_CONFIG_DIR": str(data / "config"),
+        "RUN_REPL_APPROVER": "tester",
+    }
+    if gate is not None:
+        env["RUN_REPL_TEST_GATE"] = str(gate)
+    return env
+
+
+@dataclass
+class Server:
+    client: Client
+    data: Path
+    stderr: Path
+    progress: list[tuple[float, float | None, str | None]] = field(default_factory=list)
+    waiting: anyio.Event = field(default_factory=anyio.Event)
+
+    async def on_progress(self, progress: float, total: float | None, message: str | None) -> None:
+        self.progress.append((progress, total, message))
+        self.waiting.set()
+
+    async def call(self, tool: str, arguments: dict[str, Any], **kwargs: Any) -> Any:
+        return await self.client.call_tool(
+            tool, arguments, progress_callback=self.on_progress, **kwargs
+        )
+
+    def store(self) -> SqliteStore:
+        return SqliteStore(self.data / "run-repl.sqlite3")
+
+    def pending(self) -> list[PendingApproval]:
+        store = self.store()
+        try:
+            return store.list_approvals("pending")
+        finally:
+            store.close()
+
+
+@asynccontextmanager
+async def mcp_server(
+    data: Path,
+    *args: str,
+    host: str | None = None,
+    gate: Path | None = None,
+    mode: str = "auto",
+) -> AsyncIterator[Server]:
+    data.mkdir(parents=True, exist_ok=True)
+    stderr = data / "server-stderr.txt"
+    argv = ["-m", "run_repl.cli", "mcp", "--data-dir", str(data), *args]
+    if host:
+        argv += ["--host", host]
+    params = StdioServerParameters(command=sys.executable, args=argv, env=environment(data, gate))
+    with stderr.open("w") as errlog:
+        async with Client(stdio_client(params, errlog=errlog), mode=mode) as client:
+            yield Server(client, data, stderr)
+
+
+def cli(data: Path, *args: str) -> subprocess.CompletedProcess[str]:
+    """`run-repl ARGS --data-dir DATA` in another process."""
+    return subprocess.run(
+        [sys.executable, "-m", "run_repl.cli", *args, "--data-dir", str(data)],
+        capture_output=True,
+        text=True,
+        timeout=120,
+        env=environment(data),
+    )
+
+
+def text_of(result: Any) -> dict[str, Any]:
+    """The one text block, which is `to_tool_output`'s JSON."""
+    assert len(result.content) == 1, result.content
+    return json.loads(result.content[0].text)

@@ -1,0 +1,190 @@
+"""An agent's run waits for a person: approved, denied, or decided after the wait.
+
+The person decides in another process (`run-repl approvals approve ID`, as from
+another terminal); that process resumes the run through the store, and the
+agent's waiting tool call returns the final result.
+"""
+
+from __future__ import annotations
+
+import sqlite3
+from pathlib import Path
+from typing import Any
+
+import anyio
+from mcp_harness import Server, cli, mcp_server, text_of
+
+PUBLISH = (
+    "const drafts = await documents.listDrafts();\n"
+    "const draft = drafts.find((d) => !d.published);\n"
+    "return await documents.publish(draft.id);"
+)
+LIMIT_S = 240  # a bound against a hang, not a timing: each story takes seconds
+CATCH_DENIAL = (
+    "try {\n"
+    '  return await documents.publish("draft_01");\n'
+    "} catch (e) {\n"
+    "  return { denied: e.code };\n"
+    "}"
+)
+
+
+def published(data: Path, draft_id: str = "draft_01") -> bool:
+    db = sqlite3.connect(data / "demo.sqlite3")
+    try:
+        return bool(
+            db.execute("SELECT published FROM drafts WHERE id = ?", (draft_id,)).fetchone()[0]
+        )
+    finally:
+        db.close()
+
+
+async def call_and_decide(server: Server, code: str, action: str) -> tuple[Any, Any]:
+    """Call `run` and, once it waits (its first progress notification), decide its
+    approval with `run-repl approvals ACTION ID` in another process."""
+    outcome: dict[str, Any] = {}
+
+    async def call() -> None:
+        outcome["result"] = await server.call("run", {"code": code})
+
+    with anyio.fail_after(LIMIT_S):
+        async with anyio.create_task_group() as tg:
+            tg.start_soon(call)
+            await server.waiting.wait()
+            [approval] = server.pending()
+            outcome["decided"] = await anyio.to_thread.run_sync(
+                cli, server.data, "approvals", action, approval.id
+            )
+    return outcome["result"], outcome["decided"]
+
+
+async def test_approved_from_another_process_while_the_tool_waits(data: Path) -> None:
+    async with mcp_server(data, "--approval-wait", "120") as server:
+        result, decided = await call_and_decide(server, PUBLISH, "approve")
+    assert decided.returncode == 0, decided.stderr
+    assert result.is_error is False
+    envelope = result.structured_content
+    assert envelope["status"] == "ok"
+    assert envelope["value"]["id"] == "draft_01" and envelope["value"]["published"] is True
+    publish = envelope["calls"][-1]
+    assert (publish["path"], publish["decision"], publish["ok"]) == (
+        "documents.publish",
+        "approved",
+        True,
+    )
+    assert envelope["calls"][0]["replayed"] is True  # listDrafts was answered from the record
+    assert text_of(result)["ok"] is True
+    assert published(data)
+    # While it waited, the client heard what it waits for, and where to decide it.
+    first = server.progress[0][2] or ""
+    assert 'waiting for a person to approve documents.publish("draft_01") in run-repl' in first
+    assert "run-repl approvals approve int_" in first
+    assert [p for p, _, _ in server.progress] == sorted({p for p, _, _ in server.progress})
+
+
+async def test_a_denial_reaches_the_snippet(data: Path) -> None:
+    async with mcp_server(data) as server:
+        result, decided = await call_and_decide(server, PUBLISH, "deny")
+        server.waiting = anyio.Event()
+        caught, _ = await call_and_decide(server, CATCH_DENIAL, "deny")
+    assert decided.returncode == 1  # the CLI's run ended with the denial
+    assert result.is_error is True
+    error = result.structured_content["error"]
+    assert error["code"] == "RUN_APPROVAL_DENIED"
+    assert error["line"] == 3
+    assert "RUN_APPROVAL_DENIED" in text_of(result)["error"]
+    assert caught.structured_content["value"] == {"denied": "RUN_APPROVAL_DENIED"}
+    assert not published(data)
+
+
+async def test_the_wait_runs_out_and_approval_status_has_the_final_result(data: Path) -> None:
+    async with mcp_server(data, "--approval-wait", "0.5") as server:
+        paused = await server.call("run", {"code": PUBLISH})
+        envelope = paused.structured_content
+        assert paused.is_error is False
+        assert envelope["status"] == "interrupted"
+        [approval_id] = envelope["approval_ids"]
+        run_id = envelope["run_id"]
+        [action] = envelope["next_actions"]
+        assert action["then"] == {"tool": "approval_status", "arguments": {"run_id": run_id}}
+        words = text_of(paused)
+        assert words["error"].startswith(
+            "Paused: 1 operation in this code needs the user's approval and was NOT run"
+        )
+        assert "approval_status" in words["error"] and "Do not retry" in words["error"]
+        assert "continuation" not in envelope
+
+        still = await server.call("approval_status", {"run_id": run_id})
+        assert still.structured_content["status"] == "waiting"
+        assert [a["id"] for a in still.structured_content["approvals"]] == [approval_id]
+        assert still.structured_content["approvals"][0]["state"] == "pending"
+        assert "Still waiting" in text_of(still)["error"]
+        assert not published(data)
+
+        decided = await anyio.to_thread.run_sync(cli, data, "approvals", "approve", approval_id)
+        assert decided.returncode == 0, decided.stderr
+
+        for arguments in ({"run_id": run_id}, {"approval_ids": [approval_id]}):
+            done = await server.call("approval_status", arguments)
+            body = done.structured_content
+            assert body["status"] == "done", body
+            assert body["result"]["status"] == "ok"
+            assert body["result"]["value"]["published"] is True
+            assert text_of(done)["ok"] is True
+    assert published(data)
+
+
+async def test_approval_status_waits_for_the_decision_when_asked(data: Path) -> None:
+    async with mcp_server(data, "--approval-wait", "0") as server:
+        paused = await server.call("run", {"code": PUBLISH})
+        run_id = paused.structured_content["run_id"]
+        server.waiting = anyio.Event()
+        outcome: dict[str, Any] = {}
+
+        async def status() -> None:
+            outcome["done"] = await server.call(
+                "approval_status", {"run_id": run_id, "wait_seconds": 120}
+            )
+
+        with anyio.fail_after(LIMIT_S):
+            async with anyio.create_task_group() as tg:
+                tg.start_soon(status)
+                await server.waiting.wait()
+                [approval] = server.pending()
+                decided = await anyio.to_thread.run_sync(
+                    cli, data, "approvals", "deny", approval.id
+                )
+        assert decided.returncode == 1
+    body = outcome["done"].structured_content
+    assert body["status"] == "done"
+    assert body["result"]["error"]["code"] == "RUN_APPROVAL_DENIED"
+
+
+async def test_two_approvals_in_a_row_are_followed_to_the_end(data: Path) -> None:
+    """The resumed run asks again (a second publish): the tool waits on, to the end."""
+    code = 'const a = await documents.publish("draft_01");\nconst b = await documents.publish("draft_02");\nreturn [a.id, b.id]'
+    async with mcp_server(data) as server:
+        outcome: dict[str, Any] = {}
+
+        async def call() -> None:
+            outcome["result"] = await server.call("run", {"code": code})
+
+        with anyio.fail_after(LIMIT_S):
+            async with anyio.create_task_group() as tg:
+                tg.start_soon(call)
+                for draft in ("draft_01", "draft_02"):
+                    while True:  # the next approval appears once the first resume has run
+                        waiting = [a for a in server.pending() if a.args == [draft]]
+                        if waiting:
+                            break
+                        await anyio.sleep(0.05)
+                    decided = await anyio.to_thread.run_sync(
+                        cli, data, "approvals", "approve", waiting[0].id
+                    )
+                    assert decided.returncode in (0, 3), decided.stderr
+    result = outcome["result"]
+    assert result.structured_content["status"] == "ok"
+    assert result.structured_content["value"] == ["draft_01", "draft_02"]
+    assert published(data, "draft_01") and published(data, "draft_02")
+    messages = [m or "" for _, _, m in server.progress]
+    assert any('documents.publish("draft_02")' in m for m in messages)

@@ -1,0 +1,227 @@
+"""Runs in flight: the cap (RUN_BUSY), and a client that goes away cancels its run.
+Also the same tools over streamable HTTP."""
+
+from __future__ import annotations
+
+import os
+import re
+import signal
+import subprocess
+import sys
+from pathlib import Path
+from typing import Any
+
+import anyio
+import pytest
+from mcp import Client
+from mcp_harness import GATE_HOST, environment, mcp_server, text_of
+
+from run_repl.store import SqliteStore
+
+LIMIT_S = 240  # a bound against a hang, not a timing
+
+
+async def until(predicate: Any) -> None:
+    with anyio.fail_after(LIMIT_S):
+        while not predicate():
+            await anyio.sleep(0.02)
+
+
+def kept_runs(data: Path) -> list[Any]:
+    store = SqliteStore(data / "run-repl.sqlite3")
+    try:
+        return store.list_runs(limit=100)
+    finally:
+        store.close()
+
+
+async def test_five_runs_at_once_four_in_flight_the_fifth_is_busy(data: Path, gate: Path) -> None:
+    async with mcp_server(data, host=GATE_HOST, gate=gate) as server:
+        results: dict[int, Any] = {}
+
+        async def call(n: int) -> None:
+            results[n] = await server.call("run", {"code": f'await gate.wait("r{n}")'})
+
+        with anyio.fail_after(LIMIT_S):
+            async with anyio.create_task_group() as tg:
+                for n in range(5):
+                    tg.start_soon(call, n)
+                # Four runs hold at the gate; the fifth was refused at once.
+                await until(lambda: len(results) == 1)
+                await until(lambda: len(list(gate.glob("entered-*"))) == 4)
+                (gate / "open").touch()
+    busy = [r for r in results.values() if r.is_error]
+    ok = [r for r in results.values() if not r.is_error]
+    assert len(busy) == 1 and len(ok) == 4
+    error = busy[0].structured_content["error"]
+    assert error["code"] == "RUN_BUSY"
+    assert error["next_actions"][0]["type"] == "retry"
+    assert "Denied (RUN_BUSY)" in text_of(busy[0])["error"]
+    assert sorted(r.structured_content["value"] for r in ok) == sorted(
+        p.name.removeprefix("entered-") for p in gate.glob("entered-*")
+    )
+
+
+async def test_a_cancelled_call_stops_its_run(data: Path, gate: Path) -> None:
+    async with mcp_server(data, host=GATE_HOST, gate=gate) as server:
+        with anyio.fail_after(LIMIT_S):
+            async with anyio.create_task_group() as tg:
+
+                async def call() -> None:
+                    await server.call("run", {"code": 'await gate.wait("c")'})
+
+                tg.start_soon(call)
+                await until(lambda: (gate / "entered-c").exists())
+                tg.cancel_scope.cancel()  # the client sends notifications/cancelled
+            await until(lambda: (gate / "cancelled-c").exists())  # the host was told
+            await until(lambda: any(r.error_code == "RUN_ABORTED" for r in kept_runs(data)))
+        after = await server.call("run", {"code": "'still here'"})
+    assert after.structured_content["value"] == "still here"
+    assert not (gate / "open").exists()
+
+
+CLIENT = """
+import anyio, sys
+from mcp import Client, StdioServerParameters
+from mcp_harness import environment
+
+async def main(data, gate, host):
+    params = StdioServerParameters(
+        command=sys.executable,
+        args=["-m", "run_repl.cli", "mcp", "--data-dir", data, "--host", host],
+        env=environment(__import__("pathlib").Path(data), __import__("pathlib").Path(gate)),
+    )
+    async with Client(params) as client:
+        await client.call_tool("run", {"code": 'await gate.wait("d")'})
+
+anyio.run(main, *sys.argv[1:])
+"""
+
+
+def alive(pid: int) -> bool:
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    return True
+
+
+async def test_a_client_that_disconnects_mid_run_cancels_it(data: Path, gate: Path) -> None:
+    """The client dies (SIGKILL: no cancel, no goodbye) while its run is in flight:
+    the server sees its stdin close, stops the run, keeps it as aborted, and exits."""
+    data.mkdir()
+    client = subprocess.Popen(
+        [sys.executable, "-c", CLIENT, str(data), str(gate), GATE_HOST],
+        env={**os.environ, "PYTHONPATH": str(Path(__file__).parent)},
+        stderr=subprocess.DEVNULL,
+    )
+    try:
+        await until(lambda: (gate / "entered-d").exists() and (gate / "entered-d").read_text())
+        server_pid = int((gate / "entered-d").read_text())
+        client.send_signal(signal.SIGKILL)
+        client.wait(timeout=30)
+        await until(lambda: (gate / "cancelled-d").exists())
+        await until(lambda: not alive(server_pid))
+    finally:
+        if client.poll() is None:
+            client.kill()
+    [run] = [r for r in kept_runs(data) if r.source == 'await gate.wait("d")']
+    assert run.error_code == "RUN_ABORTED"
+    assert not (gate / "open").exists()
+
+
+def start_http(data: Path, *extra: str) -> tuple[subprocess.Popen[str], str]:
+    process = subprocess.Popen(
+        [
+            sys.executable,
+            "-m",
+            "run_repl.cli",
+            "mcp",
+            "--http",
+            "127.0.0.1:0",
+            "--data-dir",
+            str(data),
+            *extra,
+        ],
+        stdin=subprocess.DEVNULL,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+        env=environment(data),
+    )
+    assert process.stderr is not None
+    for line in process.stderr:
+        found = re.search(r"over (http://127\.0\.0\.1:\d+/mcp)", line)
+        if found:
+            return process, found.group(1)
+    process.wait(timeout=30)
+    raise AssertionError(f"no address announced (exit {process.returncode})")
+
+
+async def test_the_same_tools_over_streamable_http(data: Path) -> None:
+    data.mkdir()
+    process, url = start_http(data)
+    try:
+        async with Client(url) as client:
+            tools = await client.list_tools()
+            result = await client.call_tool(
+                "run", {"code": "const [a] = await crm.listAccounts(1); a.id"}
+            )
+            bad = await client.call_tool("run", {"code": ["no"]})
+        assert [t.name for t in tools.tools] == ["run", "expand_result", "docs", "approval_status"]
+        assert result.structured_content["value"] == "acc_0001"
+        assert bad.is_error and bad.structured_content["error"]["code"] == "TOOL_ARGUMENT_INVALID"
+    finally:
+        process.send_signal(signal.SIGINT)
+        process.wait(timeout=30)
+    assert process.stdout is not None and process.stdout.read() == ""  # stdout stays quiet
+    assert [r.status for r in kept_runs(data)] == ["ok"]
+
+
+def test_http_says_when_its_port_is_taken(data: Path) -> None:
+    data.mkdir()
+    first, url = start_http(data)
+    port = url.rsplit(":", 1)[1].split("/")[0]
+    try:
+        second = subprocess.run(
+            [sys.executable, "-m", "run_repl.cli", "mcp", "--http", port, "--data-dir", str(data)],
+            capture_output=True,
+            text=True,
+            timeout=120,
+            env=environment(data),
+        )
+    finally:
+        first.send_signal(signal.SIGINT)
+        first.wait(timeout=30)
+    assert second.returncode == 2
+    assert f"cannot listen on 127.0.0.1:{port}" in second.stderr
+    assert "Traceback" not in second.stderr
+
+
+@pytest.mark.parametrize("spec", ["nope", "1.2.3.4:99999", "host:"])
+def test_a_bad_http_address_is_a_usage_error(data: Path, spec: str) -> None:
+    done = subprocess.run(
+        [sys.executable, "-m", "run_repl.cli", "mcp", "--http", spec, "--data-dir", str(data)],
+        capture_output=True,
+        text=True,
+        timeout=120,
+        env=environment(data),
+    )
+    assert done.returncode == 2
+    assert "--http" in done.stderr and "Traceback" not in done.stderr
+    assert done.stdout == ""
+
+
+def test_stdio_ends_quietly_when_stdin_closes(data: Path) -> None:
+    done = subprocess.run(
+        [sys.executable, "-m", "run_repl.cli", "mcp", "--data-dir", str(data)],
+        input="",
+        capture_output=True,
+        text=True,
+        timeout=120,
+        env=environment(data),
+    )
+    assert done.returncode == 0, done.stderr
+    assert done.stdout == ""
+    assert "run-repl mcp" in done.stderr and "over stdio" in done.stderr
+    assert "Traceback" not in done.stderr

@@ -7,6 +7,7 @@
     run-repl history                past runs
     run-repl host                   the host's functions, signatures and docs
     run-repl repl                   the line REPL
+    run-repl mcp [--http [HOST:]PORT]  the MCP server, for AI agents
 
 Options common to every command (`--host`, `--data-dir`, `--timeout-ms`,
 `--memory-mb`) may come before or after the command word. Everything is said
@@ -172,6 +173,54 @@ def _host_arguments(p: argparse.ArgumentParser) -> None:
 
 def _no_arguments(p: argparse.ArgumentParser) -> None:
     pass
+
+
+def http_address(text: str) -> tuple[str, int]:
+    """`--http`'s `[HOST:]PORT`: `8000`, `0.0.0.0:8000`, `[::1]:8000` (host 127.0.0.1 by default)."""
+    host, sep, port = text.rpartition(":")
+    if not sep:
+        host, port = "127.0.0.1", text
+    host = host.strip("[]") or "127.0.0.1"
+    try:
+        number = int(port, 10)
+    except ValueError:
+        raise argparse.ArgumentTypeError(
+            f"expected [HOST:]PORT, such as 8000 or 127.0.0.1:8000, got {text!r}"
+        ) from None
+    if not 0 <= number <= 65535:
+        raise argparse.ArgumentTypeError(f"port {number} is out of range: 0 to 65,535")
+    return host, number
+
+
+def seconds(low: float, high: float) -> Callable[[str], float]:
+    def parse(text: str) -> float:
+        try:
+            value = float(text)
+        except ValueError:
+            raise argparse.ArgumentTypeError(f"expected seconds, got {text!r}") from None
+        if not low <= value <= high:
+            raise argparse.ArgumentTypeError(f"{text} is out of range: {low:g} to {high:g} s")
+        return value
+
+    return parse
+
+
+def _mcp_arguments(p: argparse.ArgumentParser) -> None:
+    p.add_argument(
+        "--http",
+        type=http_address,
+        metavar="[HOST:]PORT",
+        help="serve streamable HTTP at http://HOST:PORT/mcp (HOST 127.0.0.1 by default; "
+        "PORT 0 picks a free one) instead of stdio",
+    )
+    p.add_argument(
+        "--approval-wait",
+        type=seconds(0, 24 * 3600),
+        default=120.0,
+        metavar="SECONDS",
+        help="how long a run tool call waits for a person's decision before it returns the "
+        "paused run (default 120)",
+    )
 
 
 # ---------------------------------------------------------------- opening a workspace
@@ -359,6 +408,13 @@ def _repl(args: argparse.Namespace, output: Output) -> int:
         return asyncio.run(run_line_repl(ws))
 
 
+def _mcp(args: argparse.Namespace, output: Output) -> int:
+    from .mcp.run_command import serve_command
+
+    with _workspace(args, output) as ws:
+        return serve_command(ws, args, output)
+
+
 def _tui(args: argparse.Namespace, output: Output) -> int:
     if not sys.stdout.isatty() or not sys.stdin.isatty():
         raise UsageError(
@@ -413,6 +469,18 @@ COMMANDS: dict[str, Command] = {
         Command("history", "past runs, newest first", _history_arguments, _history),
         Command("host", "the host's functions, with signatures and docs", _host_arguments, _host),
         Command("repl", "the line REPL (prompt-toolkit)", _no_arguments, _repl),
+        Command(
+            "mcp",
+            "the MCP server: AI agents run snippets, a person approves",
+            _mcp_arguments,
+            _mcp,
+            "Serve the Model Context Protocol over stdio (or streamable HTTP with --http): "
+            "tools run, expand_result, docs and approval_status on this host, with the same "
+            "store, history and approvals as the other commands. A run that needs a person's "
+            "approval waits --approval-wait seconds for a decision (`run-repl approvals "
+            "approve ID`, the IDE, the line REPL) and returns the final result. Nothing but "
+            "the protocol is written to stdout.",
+        ),
     )
 }
 

@@ -153,6 +153,11 @@ def _follow(store: Store, result: RunResult | None, ids: list[str], run_id: str 
     return Standing("waiting", run_id, open_rows, result, None, seen)
 
 
+def resuming(state: Standing) -> bool:
+    """A person has decided: the run is being (or about to be) resumed."""
+    return any(a.state() in ("queued", "claimed", "executing") for a in state.approvals)
+
+
 # ---------------------------------------------------------------- words for the waiting agent
 def call_text(approval: PendingApproval) -> str:
     args = approval.args if isinstance(approval.args, list) else [approval.args]
@@ -269,10 +274,13 @@ async def wait_for_decision(
     report: Report | None = None,
     *,
     heartbeat_s: float = 5.0,
+    resuming_grace_s: float = 0.0,
 ) -> Standing:
     """Follow a paused run until it is decided and resumed (done or ended), or
-    `wait_s` passes (waiting). `report` hears the standing at first, on every
-    change, and every `heartbeat_s` while nothing changes."""
+    `wait_s` passes (waiting). A run a person has decided in time and that is
+    resuming when `wait_s` passes is followed up to `resuming_grace_s` more, so
+    a decision made in time gives the final result. `report` hears the standing
+    at first, on every change, and every `heartbeat_s` while nothing changes."""
     loop = asyncio.get_running_loop()
     deadline = loop.time() + wait_s
     version = await watch.version()  # before reading: a change after it wakes us
@@ -281,6 +289,8 @@ async def wait_for_decision(
         await report(state)
     while state.status == "waiting":
         left = deadline - loop.time()
+        if left <= 0 and resuming(state):
+            left = deadline + resuming_grace_s - loop.time()
         if left <= 0:
             break
         now = await watch.changed(version, min(left, heartbeat_s))
@@ -299,6 +309,7 @@ __all__ = [
     "ApprovalWatch",
     "Standing",
     "call_text",
+    "resuming",
     "standing",
     "standing_of_approvals",
     "standing_of_run",

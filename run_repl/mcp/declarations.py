@@ -192,11 +192,29 @@ def _hints(obj: Any) -> dict[str, Any]:
         return dict(getattr(obj, "__annotations__", {}) or {})
 
 
+def _typeddict_fields(cls: type) -> list[tuple[str, Any, bool]]:
+    """A TypedDict's keys; `NotRequired[...]` read from the hint itself, since string
+    annotations (`from __future__ import annotations`) hide it from `__optional_keys__`."""
+    try:
+        hints = typing.get_type_hints(cls, include_extras=True)
+    except Exception:
+        hints = dict(getattr(cls, "__annotations__", {}) or {})
+    optional_keys = getattr(cls, "__optional_keys__", frozenset())
+    fields = []
+    for key, hint in hints.items():
+        optional = key in optional_keys
+        origin = typing.get_origin(hint)
+        if origin is typing.NotRequired or origin is typing.Required:
+            optional = origin is typing.NotRequired
+            hint = typing.get_args(hint)[0]
+        fields.append((key, hint, optional))
+    return fields
+
+
 def _fields_of(cls: type) -> list[tuple[str, Any, bool]] | None:
     """(name, hint, optional) of a TypedDict, dataclass or pydantic model; else None."""
     if typing.is_typeddict(cls):
-        optional = getattr(cls, "__optional_keys__", frozenset())
-        return [(k, h, k in optional) for k, h in _hints(cls).items()]
+        return _typeddict_fields(cls)
     if dataclasses.is_dataclass(cls):
         hints = _hints(cls)
         return [(f.name, hints.get(f.name, Any), False) for f in dataclasses.fields(cls)]

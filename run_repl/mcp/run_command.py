@@ -29,6 +29,7 @@ def options_of(ws: Workspace, args: argparse.Namespace) -> McpOptions:
     default = configured / 1000 if configured is not None else TOOL_DEFAULT_TIMEOUT_S
     return McpOptions(
         approval_wait_s=args.approval_wait,
+        approve_via=args.approve_via,
         default_timeout_s=default,
         max_timeout_s=max(TOOL_MAX_TIMEOUT_S, default),
     )
@@ -37,7 +38,7 @@ def options_of(ws: Workspace, args: argparse.Namespace) -> McpOptions:
 def serve_command(ws: Workspace, args: argparse.Namespace, output: Output) -> int:
     app = RunReplMcp(ws, options_of(ws, args))
     if args.http is None:
-        print(started_line(app, "stdio"), file=sys.stderr, flush=True)
+        print(started_line(app, "over stdio"), file=sys.stderr, flush=True)
         asyncio.run(serve_stdio(app))
         return ExitCode.OK
     host, port = args.http

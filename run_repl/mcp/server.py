@@ -17,8 +17,9 @@ import asyncio
 import logging
 import socket
 import sys
-import time
+from collections.abc import Callable
 from dataclasses import dataclass
+from functools import partial
 from typing import Any, Literal
 
 import anyio
@@ -46,6 +47,7 @@ from .approval_wait import (
     wait_for_decision,
     waiting_message,
 )
+from .client_approval import ClientApprovals, can_ask
 from .declarations import declarations
 from .replies import (
     error_reply,
@@ -84,6 +86,7 @@ TASK_PROMPT = "run-repl-task"
 RESOURCE_NOT_FOUND = -32002  # the MCP spec's code for resources/read of an unknown URI
 CANCEL_GRACE_S = 10.0  # a cancelled run stops in milliseconds; this bounds a stuck one
 HEARTBEAT_S = 5.0  # progress while a call waits for a person, even when nothing changes
+RESUMING_GRACE_S = 120.0  # past the longest run: a decided run resuming is followed to its end
 
 
 @dataclass(frozen=True)
@@ -93,7 +96,7 @@ class McpOptions:
     approval_wait_s: float = 120.0
     default_timeout_s: float = 60.0
     max_timeout_s: float = 300.0
-    approve_via: Literal["terminal"] = "terminal"
+    approve_via: Literal["terminal", "client"] = "terminal"
 
 
 class RunReplMcp:
@@ -110,6 +113,7 @@ class RunReplMcp:
             max_runs_in_flight=ws.runner.max_runs_in_flight,
         )
         self.watch = ApprovalWatch(ws.store)
+        self._said: set[str] = set()
         self.namespaces = list(ws.host.manifest.tree)
         decorated = [p for p, f in ws.host.manifest.functions.items() if f.approval is not None]
         self._policy = ApprovalPolicy.build(ws.runner.approvals, decorated)
@@ -190,10 +194,31 @@ class RunReplMcp:
         if reason is not None:
             sentence, action = not_saved_words(reason)
             return run_reply(result, paused_next=sentence, paused_action=action)
-        state = await self._wait(
-            ctx, lambda: standing(self.ws.store, result), self.options.approval_wait_s
-        )
+        start = partial(standing, self.ws.store, result)
+        if self.options.approve_via == "client" and can_ask(ctx):
+            state = await self._wait_asking_client(ctx, start)
+        else:
+            if self.options.approve_via == "client":
+                self._say_once(
+                    "--approve-via client: this client cannot be asked (it has no form "
+                    "elicitation, or speaks the 2026-07-28 protocol, where a server cannot ask); "
+                    "its approvals are decided in run-repl"
+                )
+            state = await self._wait(ctx, start, self.options.approval_wait_s)
         return self._after_wait(state, result)
+
+    async def _wait_asking_client(self, ctx: ServerRequestContext[Any], start: Any) -> Standing:
+        """Wait as usual while the client's user is asked too; a decision they made is
+        carried out to its end before the call answers."""
+        asker = ClientApprovals(self.ws, ctx)
+        async with anyio.create_task_group() as tg:
+            tg.start_soon(asker.ask_while_waiting)
+            state = await self._wait(ctx, start, self.options.approval_wait_s, also=asker.heard)
+            tg.cancel_scope.cancel()  # a question still open is withdrawn
+        if state.status == "waiting" and asker.deciding is not None:
+            await asker.settled()
+            state = await asyncio.to_thread(start)
+        return state
 
     async def _run_cancellable(self, code: str, limits: Limits) -> RunResult:
         """Run and keep the run; if this call is cancelled (the client went away), stop
@@ -218,13 +243,22 @@ class RunReplMcp:
         self._log_warnings()
         return result
 
-    async def _wait(self, ctx: ServerRequestContext[Any], start: Any, wait_s: float) -> Standing:
+    async def _wait(
+        self,
+        ctx: ServerRequestContext[Any],
+        start: Any,
+        wait_s: float,
+        *,
+        also: Callable[[Standing], None] | None = None,
+    ) -> Standing:
         loop = asyncio.get_running_loop()
         began = loop.time()
         sent = 0.0
 
         async def report(state: Standing) -> None:
             nonlocal sent
+            if also is not None:
+                also(state)
             # Progress must grow with every notification: the seconds waited so far.
             sent = max(sent + 0.001, round(loop.time() - began, 3))
             message = waiting_message(state, self.ws.approve_command)
@@ -233,7 +267,11 @@ class RunReplMcp:
             except Exception:  # the client is gone: the cancel that follows ends this call
                 pass
 
-        return await wait_for_decision(self.watch, start, wait_s, report, heartbeat_s=HEARTBEAT_S)
+        # A resume started in time ends within its claim: its run's timeout and a grace.
+        grace = self.settings.max_timeout_s + RESUMING_GRACE_S
+        return await wait_for_decision(
+            self.watch, start, wait_s, report, heartbeat_s=HEARTBEAT_S, resuming_grace_s=grace
+        )
 
     def _after_wait(self, state: Standing, first: RunResult) -> types.CallToolResult:
         if state.status == "done" and state.result is not None:
@@ -419,6 +457,11 @@ class RunReplMcp:
         )
 
     # ------------------------------------------------------------------ the rest
+    def _say_once(self, text: str) -> None:
+        if text not in self._said:
+            self._said.add(text)
+            print(f"run-repl mcp: {text}", file=sys.stderr, flush=True)
+
     def _log_warnings(self) -> None:
         while self.ws.warnings:
             print(f"run-repl mcp: {self.ws.warnings.pop(0)}", file=sys.stderr, flush=True)
@@ -473,11 +516,12 @@ async def serve_http(app: RunReplMcp, sock: socket.socket, *, on_ready: Any = No
 
 
 def started_line(app: RunReplMcp, where: str) -> str:
+    """The one line a person (or a client's log) sees at start; the address ends it."""
     ws = app.ws
     return (
         f"run-repl mcp {__version__}: host {ws.host.name!r} ({len(ws.host.manifest.functions)} "
-        f"functions), store {ws.store.location}, over {where}; approvals wait "
-        f"{app.options.approval_wait_s:g} s ({time.strftime('%H:%M:%S')})"
+        f"functions), store {ws.store.location}, approvals wait {app.options.approval_wait_s:g} s; "
+        f"serving {where}"
     )
 
 

@@ -75,6 +75,7 @@ async def mcp_server(
     host: str | None = None,
     gate: Path | None = None,
     mode: str = "auto",
+    elicitation: Any = None,
 ) -> AsyncIterator[Server]:
     data.mkdir(parents=True, exist_ok=True)
     stderr = data / "server-stderr.txt"
@@ -83,18 +84,20 @@ async def mcp_server(
         argv += ["--host", host]
     params = StdioServerParameters(command=sys.executable, args=argv, env=environment(data, gate))
     with stderr.open("w") as errlog:
-        async with Client(stdio_client(params, errlog=errlog), mode=mode) as client:
+        async with Client(
+            stdio_client(params, errlog=errlog), mode=mode, elicitation_callback=elicitation
+        ) as client:
             yield Server(client, data, stderr)
 
 
-def cli(data: Path, *args: str) -> subprocess.CompletedProcess[str]:
-    """`run-repl ARGS --data-dir DATA` in another process."""
+def cli(data: Path, *args: str, gate: Path | None = None) -> subprocess.CompletedProcess[str]:
+    """`run-repl ARGS --data-dir DATA` in another process (a person in another terminal)."""
     return subprocess.run(
         [sys.executable, "-m", "run_repl.cli", *args, "--data-dir", str(data)],
         capture_output=True,
         text=True,
         timeout=120,
-        env=environment(data),
+        env=environment(data, gate),
     )
 
 

@@ -8,11 +8,12 @@ agent's waiting tool call returns the final result.
 from __future__ import annotations
 
 import sqlite3
+from functools import partial
 from pathlib import Path
 from typing import Any
 
 import anyio
-from mcp_harness import Server, cli, mcp_server, text_of
+from mcp_harness import GATE_HOST, Server, cli, mcp_server, text_of
 
 PUBLISH = (
     "const drafts = await documents.listDrafts();\n"
@@ -188,3 +189,101 @@ async def test_two_approvals_in_a_row_are_followed_to_the_end(data: Path) -> Non
     assert published(data, "draft_01") and published(data, "draft_02")
     messages = [m or "" for _, _, m in server.progress]
     assert any('documents.publish("draft_02")' in m for m in messages)
+
+
+async def test_two_calls_waiting_at_once_are_decided_one_by_one(data: Path, gate: Path) -> None:
+    """Promise.all reaches two approvals at once (one batch): the person approves one,
+    the resumed run still waits on the other, then denies it; the call ends with both."""
+    code = (
+        'const [a, b] = await Promise.allSettled([rocket.launch("a"), rocket.launch("b")]);\n'
+        "return [a.status, b.status === 'rejected' ? b.reason.code : b.value]"
+    )
+    async with mcp_server(data, host=GATE_HOST, gate=gate) as server:
+        outcome: dict[str, Any] = {}
+
+        async def call() -> None:
+            outcome["result"] = await server.call("run", {"code": code})
+
+        with anyio.fail_after(LIMIT_S):
+            async with anyio.create_task_group() as tg:
+                tg.start_soon(call)
+                await server.waiting.wait()
+                pending = {a.args[0]: a for a in server.pending()}
+                assert set(pending) == {"a", "b"}
+                approved = await anyio.to_thread.run_sync(
+                    partial(
+                        cli,
+                        data,
+                        "--host",
+                        GATE_HOST,
+                        "approvals",
+                        "approve",
+                        pending["a"].id,
+                        gate=gate,
+                    )
+                )
+                assert approved.returncode == 3, approved.stderr  # the run waits on b
+                denied = await anyio.to_thread.run_sync(
+                    partial(
+                        cli,
+                        data,
+                        "--host",
+                        GATE_HOST,
+                        "approvals",
+                        "deny",
+                        pending["b"].id,
+                        gate=gate,
+                    )
+                )
+                assert denied.returncode == 0, denied.stderr
+    result = outcome["result"]
+    assert result.structured_content["status"] == "ok"
+    assert result.structured_content["value"] == ["fulfilled", "RUN_APPROVAL_DENIED"]
+    assert (gate / "launched-a").exists() and not (gate / "launched-b").exists()
+
+
+async def test_an_approval_the_store_could_not_keep_is_said_at_once(data: Path) -> None:
+    """The store fell back to memory: nobody else can see the approval, so the call
+    does not wait for one; it says so, and what to do."""
+    data.mkdir()
+    (data / "run-repl.sqlite3").write_bytes(b"this is not a database" * 100)
+    async with mcp_server(data, "--approval-wait", "120") as server:
+        with anyio.fail_after(LIMIT_S):
+            result = await server.call("run", {"code": PUBLISH})
+    assert result.structured_content["status"] == "interrupted"
+    assert result.structured_content["next_actions"][0]["type"] == "run_again"
+    words = text_of(result)["error"]
+    assert "could NOT be saved" in words and "memory" in words
+    assert server.progress == []  # it did not wait
+    assert "in-memory store" in server.stderr.read_text()
+
+
+async def test_a_decision_in_time_gives_the_final_result_even_if_the_resume_outlasts_the_wait(
+    data: Path, gate: Path
+) -> None:
+    """Approved within --approval-wait, the resume (in the approver's process) is still
+    running when the wait ends: the call follows it to its end rather than say paused."""
+    code = 'await rocket.launch("x");\nreturn await gate.wait("after")'
+    async with mcp_server(data, "--approval-wait", "0.5", host=GATE_HOST, gate=gate) as server:
+        outcome: dict[str, Any] = {}
+
+        async def call() -> None:
+            outcome["result"] = await server.call("run", {"code": code})
+
+        with anyio.fail_after(LIMIT_S):
+            async with anyio.create_task_group() as tg:
+                tg.start_soon(call)
+                await server.waiting.wait()
+                [approval] = server.pending()
+                approve = partial(
+                    cli, data, "--host", GATE_HOST, "approvals", "approve", approval.id, gate=gate
+                )
+                tg.start_soon(anyio.to_thread.run_sync, approve)
+                while not (gate / "entered-after").exists():  # the resume holds at the gate
+                    await anyio.sleep(0.02)
+                await anyio.sleep(1.0)  # so the call's 0.5 s wait is over before the resume ends
+                assert "result" not in outcome
+                (gate / "open").touch()
+    result = outcome["result"]
+    assert result.structured_content["status"] == "ok"
+    assert result.structured_content["value"] == "after"

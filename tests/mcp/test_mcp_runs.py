@@ -130,7 +130,9 @@ async def test_a_client_that_disconnects_mid_run_cancels_it(data: Path, gate: Pa
     assert not (gate / "open").exists()
 
 
-def start_http(data: Path, *extra: str) -> tuple[subprocess.Popen[str], str]:
+def start_http(
+    data: Path, *extra: str, gate: Path | None = None
+) -> tuple[subprocess.Popen[str], str]:
     process = subprocess.Popen(
         [
             sys.executable,
@@ -147,11 +149,11 @@ def start_http(data: Path, *extra: str) -> tuple[subprocess.Popen[str], str]:
         stdout=subprocess.PIPE,
         stderr=subprocess.PIPE,
         text=True,
-        env=environment(data),
+        env=environment(data, gate),
     )
     assert process.stderr is not None
     for line in process.stderr:
-        found = re.search(r"over (http://127\.0\.0\.1:\d+/mcp)", line)
+        found = re.search(r"serving (http://127\.0\.0\.1:\d+/mcp)$", line.rstrip())
         if found:
             return process, found.group(1)
     process.wait(timeout=30)
@@ -176,6 +178,35 @@ async def test_the_same_tools_over_streamable_http(data: Path) -> None:
         process.wait(timeout=30)
     assert process.stdout is not None and process.stdout.read() == ""  # stdout stays quiet
     assert [r.status for r in kept_runs(data)] == ["ok"]
+
+
+HTTP_CLIENT = """
+import anyio, sys
+from mcp import Client
+
+async def main(url):
+    async with Client(url) as client:
+        await client.call_tool("run", {"code": 'await gate.wait("h")'})
+
+anyio.run(main, sys.argv[1])
+"""
+
+
+async def test_an_http_client_that_disconnects_mid_run_cancels_it(data: Path, gate: Path) -> None:
+    data.mkdir()
+    process, url = start_http(data, "--host", GATE_HOST, gate=gate)
+    client = subprocess.Popen([sys.executable, "-c", HTTP_CLIENT, url], stderr=subprocess.DEVNULL)
+    try:
+        await until(lambda: (gate / "entered-h").exists())
+        client.send_signal(signal.SIGKILL)
+        client.wait(timeout=30)
+        await until(lambda: (gate / "cancelled-h").exists())
+        await until(lambda: any(r.error_code == "RUN_ABORTED" for r in kept_runs(data)))
+    finally:
+        if client.poll() is None:
+            client.kill()
+        process.send_signal(signal.SIGINT)
+        process.wait(timeout=30)
 
 
 def test_http_says_when_its_port_is_taken(data: Path) -> None:

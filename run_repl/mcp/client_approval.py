@@ -1,0 +1,154 @@
+"""`--approve-via client`: the MCP client's user decides, through elicitation.
+
+The default is the terminal: a person decides in run-repl. With this option,
+and a client that supports form elicitation on a connection that lets the
+server ask (the 2025 handshake protocol), the waiting `run` call also asks
+the client's user about each pending call, showing it whole. Their answer is
+recorded through the store's flow like any other (`ws.decide`: claims, at
+most once), so this process resumes the run; a person in the terminal can
+still decide first, and then the question is withdrawn.
+
+Only an explicit choice decides: "approve" approves; "deny", or declining
+the form, denies (a denial runs nothing); dismissing it leaves the call to
+the terminal.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+from typing import Any
+
+import mcp_types as types
+from mcp.server.context import ServerRequestContext
+
+from ..present.sanitize import safe
+from ..store import ApprovalConflict, PendingApproval, StoreError
+from ..store.approval_flow import approver_name
+from ..workspace import Workspace
+from .approval_wait import Standing
+
+MAX_SOURCE_LINES = 40  # of the snippet, for context; the call itself is always shown whole
+
+DECISION_SCHEMA: dict[str, Any] = {
+    "type": "object",
+    "properties": {
+        "decision": {
+            "type": "string",
+            "title": "Decision",
+            "description": "approve: the call runs now. deny: it does not run, and the snippet "
+            "gets RUN_APPROVAL_DENIED.",
+            "enum": ["approve", "deny"],
+            "enumNames": ["Approve: run this call", "Deny: do not run it"],
+        }
+    },
+    "required": ["decision"],
+}
+
+
+def can_ask(ctx: ServerRequestContext[Any]) -> bool:
+    """Whether this call's client can be asked: form elicitation, and a channel for it."""
+    session = ctx.session
+    capabilities = session.client_capabilities
+    elicitation = capabilities.elicitation if capabilities is not None else None
+    if elicitation is None or not session.can_send_request:
+        return False
+    # A client that declares elicitation without modes supports forms (the 2025-06 shape).
+    return elicitation.form is not None or elicitation.url is None
+
+
+def question(approval: PendingApproval) -> str:
+    """What the client's user is asked: the call and every argument whole, then the snippet."""
+    args = approval.args if isinstance(approval.args, list) else [approval.args]
+    lines = [
+        "run-repl: an AI agent's snippet wants to make a call that needs your approval.",
+        "",
+        safe(approval.message),
+        "",
+        f"Call: {approval.path}, {len(args)} argument{'s' if len(args) != 1 else ''}:",
+    ]
+    for n, value in enumerate(args, 1):
+        text = json.dumps(value, ensure_ascii=False, indent=2, default=str)
+        lines.append(f"  argument {n} ({len(text):,} characters of JSON):")
+        lines += [f"    {safe(t)}" for t in text.split("\n")]
+    source = approval.source.split("\n")
+    lines += ["", "The snippet:"]
+    lines += [f"  {safe(t)}" for t in source[:MAX_SOURCE_LINES]]
+    if len(source) > MAX_SOURCE_LINES:
+        lines.append(
+            f"  ... {len(source) - MAX_SOURCE_LINES} more lines (`run-repl approvals show {approval.id}`)"
+        )
+    lines += ["", f"Approval {approval.id}. Dismiss this to decide in run-repl instead."]
+    return "\n".join(lines)
+
+
+def answer_of(result: types.ElicitResult) -> bool | None:
+    """True approves, False denies, None leaves it undecided."""
+    if result.action == "accept":
+        decision = (result.content or {}).get("decision")
+        if decision == "approve":
+            return True
+        if decision == "deny":
+            return False
+        return None  # a form without a choice decides nothing
+    if result.action == "decline":
+        return False
+    return None
+
+
+class ClientApprovals:
+    """Asks the client's user about a waiting run's calls, one at a time."""
+
+    def __init__(self, ws: Workspace, ctx: ServerRequestContext[Any]) -> None:
+        self.ws = ws
+        self.ctx = ctx
+        self.asked: set[str] = set()
+        self.states: asyncio.Queue[Standing] = asyncio.Queue()
+        self.deciding: asyncio.Future[Any] | None = None  # a decision being carried out here
+        client = ctx.session.client_params.client_info.name if ctx.session.client_params else None
+        self.approver = approver_name() + (
+            f" (via {client})" if client else " (via the MCP client)"
+        )
+
+    def heard(self, state: Standing) -> None:
+        """The waiting call's latest reading of the run (what to ask about next)."""
+        self.states.put_nowait(state)
+
+    async def ask_while_waiting(self) -> None:
+        """Ask about each pending call of each new reading, until cancelled."""
+        while True:
+            state = await self.states.get()
+            if state.status == "waiting":
+                await self.ask(state)
+
+    async def ask(self, state: Standing) -> None:
+        """Ask about each pending approval of `state` not asked yet; record the answers."""
+        for approval in state.approvals:
+            if approval.id in self.asked or approval.state() != "pending":
+                continue
+            self.asked.add(approval.id)
+            result = await self.ctx.session.elicit_form(
+                question(approval), DECISION_SCHEMA, related_request_id=self.ctx.request_id
+            )
+            answer = answer_of(result)
+            if answer is not None:
+                await self._decide(approval.id, answer)
+
+    async def _decide(self, approval_id: str, answer: bool) -> None:
+        # The resume runs to its end even if this call ends meanwhile (a resume cut
+        # short leaves its approvals unfinished): its own task, awaited through a shield.
+        self.deciding = asyncio.ensure_future(
+            self.ws.decide({approval_id: answer}, approver=self.approver)
+        )
+        try:
+            await asyncio.shield(self.deciding)
+        except (ApprovalConflict, StoreError, KeyError):
+            pass  # decided elsewhere first, or refused: the waiting call reads where it stands
+
+    async def settled(self) -> None:
+        """Wait until a decision being carried out here has finished (its resume included)."""
+        if self.deciding is not None and not self.deciding.done():
+            await asyncio.wait({self.deciding})
+
+
+__all__ = ["DECISION_SCHEMA", "ClientApprovals", "answer_of", "can_ask", "question"]

@@ -221,6 +221,14 @@ def _mcp_arguments(p: argparse.ArgumentParser) -> None:
         help="how long a run tool call waits for a person's decision before it returns the "
         "paused run (default 120)",
     )
+    p.add_argument(
+        "--approve-via",
+        choices=["terminal", "client"],
+        default="terminal",
+        help="who decides approvals: a person in run-repl (terminal, the default), or also "
+        "the MCP client's user, asked through elicitation where the client supports it "
+        "(client)",
+    )
 
 
 # ---------------------------------------------------------------- opening a workspace

@@ -476,10 +476,18 @@ async def serve_stdio(app: RunReplMcp) -> None:
     from mcp.server.stdio import stdio_server
 
     server = app.build()
+    # The SDK points fd 1 at stderr while it serves, but Python's own sys.stdout keeps
+    # what a host function prints in its buffer, and would flush it onto the wire at
+    # exit: print() goes to stderr, at once, while this serves.
+    # (After the SDK took fd 1: it serves the wire from sys.stdout's descriptor.)
+    real_stdout = sys.stdout
     try:
         async with stdio_server() as (read, write):
+            real_stdout.flush()
+            sys.stdout = sys.stderr
             await server.run(read, write, server.create_initialization_options())
     finally:
+        sys.stdout = real_stdout
         await app.close()
 
 

@@ -9,6 +9,7 @@ a run is in flight, holds it there as long as it likes, and sees it stopped.
 
 import asyncio
 import os
+import sys
 from pathlib import Path
 
 from run_repl import get_host_function_context, requires_approval
@@ -35,4 +36,11 @@ def launch(name: str) -> dict:
     return {"launched": name}
 
 
-HOSTS = {"gate": {"wait": wait}, "rocket": {"launch": launch}}
+def noisy(text: str) -> str:
+    """Print to stdout and stderr, as careless host code does; returns `text`."""
+    print(f"host says {text}")
+    print(f"host warns {text}", file=sys.stderr)
+    return text
+
+
+HOSTS = {"gate": {"wait": wait, "noisy": noisy}, "rocket": {"launch": launch}}

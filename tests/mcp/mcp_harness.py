@@ -25,6 +25,7 @@ from mcp.client.stdio import stdio_client
 from run_repl.store import PendingApproval, SqliteStore
 
 HERE = Path(__file__).parent
+READ_TIMEOUT_S = 240  # a server that never answers fails the test instead of hanging it
 GATE_HOST = str(HERE / "gate_host.py")
 
 
@@ -85,7 +86,10 @@ async def mcp_server(
     params = StdioServerParameters(command=sys.executable, args=argv, env=environment(data, gate))
     with stderr.open("w") as errlog:
         async with Client(
-            stdio_client(params, errlog=errlog), mode=mode, elicitation_callback=elicitation
+            stdio_client(params, errlog=errlog),
+            mode=mode,
+            elicitation_callback=elicitation,
+            read_timeout_seconds=READ_TIMEOUT_S,
         ) as client:
             yield Server(client, data, stderr)
 

@@ -256,3 +256,27 @@ def test_stdio_ends_quietly_when_stdin_closes(data: Path) -> None:
     assert done.stdout == ""
     assert "run-repl mcp" in done.stderr and "over stdio" in done.stderr
     assert "Traceback" not in done.stderr
+
+
+async def test_a_host_that_prints_cannot_break_the_protocol(data: Path, gate: Path) -> None:
+    """stdout is the protocol's: what a host function prints goes to stderr instead."""
+    async with mcp_server(data, host=GATE_HOST, gate=gate) as server:
+        result = await server.call("run", {"code": 'await gate.noisy("hi")'})
+        again = await server.call("run", {"code": "1 + 1"})
+    assert result.structured_content["value"] == "hi"
+    assert again.structured_content["value"] == 2
+    errors = server.stderr.read_text()
+    assert "host says hi" in errors and "host warns hi" in errors
+
+
+def test_other_commands_do_not_load_the_mcp_package() -> None:
+    """`run-repl run` and the rest start without paying for the MCP SDK's import."""
+    probe = (
+        "import sys, run_repl.cli, run_repl.workspace, run_repl.store, run_repl.present; "
+        "print(sorted(m for m in sys.modules if m == 'mcp' or m.startswith(('mcp.', 'run_repl.mcp'))))"
+    )
+    done = subprocess.run(
+        [sys.executable, "-c", probe], capture_output=True, text=True, timeout=120
+    )
+    assert done.returncode == 0, done.stderr
+    assert done.stdout.strip() == "[]"

@@ -13,7 +13,10 @@ from pathlib import Path
 from typing import Any
 
 import anyio
+import pytest
 from mcp_harness import GATE_HOST, Server, cli, mcp_server, text_of
+
+from run_repl.workspace import open_workspace
 
 PUBLISH = (
     "const drafts = await documents.listDrafts();\n"
@@ -259,31 +262,35 @@ async def test_an_approval_the_store_could_not_keep_is_said_at_once(data: Path) 
 
 
 async def test_a_decision_in_time_gives_the_final_result_even_if_the_resume_outlasts_the_wait(
-    data: Path, gate: Path
+    data: Path, gate: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    """Approved within --approval-wait, the resume (in the approver's process) is still
-    running when the wait ends: the call follows it to its end rather than say paused."""
+    """Approved within --approval-wait, the resume (in the approver's process: here,
+    this test's) is still running when the wait ends: the call follows it to its end
+    rather than answer paused. The approver decides in this process so that the
+    decision surely lands within the 2 s wait; the resume holds at the gate until the
+    call's wait is over (its progress says so)."""
     code = 'await rocket.launch("x");\nreturn await gate.wait("after")'
-    async with mcp_server(data, "--approval-wait", "0.5", host=GATE_HOST, gate=gate) as server:
+    monkeypatch.setenv("RUN_REPL_TEST_GATE", str(gate))
+    async with mcp_server(data, "--approval-wait", "2", host=GATE_HOST, gate=gate) as server:
         outcome: dict[str, Any] = {}
 
         async def call() -> None:
             outcome["result"] = await server.call("run", {"code": code})
 
-        with anyio.fail_after(LIMIT_S):
-            async with anyio.create_task_group() as tg:
-                tg.start_soon(call)
-                await server.waiting.wait()
-                [approval] = server.pending()
-                approve = partial(
-                    cli, data, "--host", GATE_HOST, "approvals", "approve", approval.id, gate=gate
-                )
-                tg.start_soon(anyio.to_thread.run_sync, approve)
-                while not (gate / "entered-after").exists():  # the resume holds at the gate
-                    await anyio.sleep(0.02)
-                await anyio.sleep(1.0)  # so the call's 0.5 s wait is over before the resume ends
-                assert "result" not in outcome
-                (gate / "open").touch()
+        with open_workspace(GATE_HOST, data_dir_override=str(data)) as ws:
+            with anyio.fail_after(LIMIT_S):
+                async with anyio.create_task_group() as tg:
+                    tg.start_soon(call)
+                    await server.waiting.wait()
+                    [approval] = server.pending()
+                    tg.start_soon(partial(ws.decide, {approval.id: True}))
+                    while not (gate / "entered-after").exists():  # the resume holds there
+                        await anyio.sleep(0.02)
+                    while not any(p >= 2.0 for p, _, _ in server.progress):
+                        await anyio.sleep(0.02)  # the call's 2 s wait is over
+                    assert "result" not in outcome, outcome["result"].content[0].text
+                    (gate / "open").touch()
     result = outcome["result"]
     assert result.structured_content["status"] == "ok"
     assert result.structured_content["value"] == "after"
+    assert (gate / "launched-x").exists()

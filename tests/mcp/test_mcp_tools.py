@@ -263,3 +263,20 @@ async def test_guest_text_in_the_words_is_escaped_for_terminals(data: Path) -> N
     assert "\x1b" not in text and "\u202e" not in text and "\x9b" not in text
     assert json.loads(text)["result"] == "\x9b31m"  # the same data, written as escapes
     assert result.structured_content["value"] == "\x9b31m"
+
+
+async def test_timeout_seconds_limits_the_run_and_the_command_line_sets_its_default(
+    data: Path,
+) -> None:
+    async with mcp_server(data, "--timeout-ms", "90000", "--memory-mb", "32") as server:
+        listed = await server.client.list_tools()
+        result = await server.call("run", {"code": "while (true) {}", "timeout_seconds": 0.5})
+        memory = await server.call("run", {"code": "1"})
+    [run] = [t for t in listed.tools if t.name == "run"]
+    assert run.input_schema["properties"]["timeout_seconds"]["default"] == 90
+    assert run.input_schema["properties"]["timeout_seconds"]["maximum"] == 300
+    assert result.is_error is True
+    assert result.structured_content["error"]["code"] == "RUN_TIMEOUT"
+    assert "500 ms" in result.structured_content["error"]["next_actions"][0]["why"]
+    # The per-run timeout leaves the command line's other limits as they were.
+    assert memory.structured_content["stats"]["memory_limit_bytes"] == 32 << 20

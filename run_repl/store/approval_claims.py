@@ -14,9 +14,9 @@ from __future__ import annotations
 
 import time
 from abc import ABC, abstractmethod
-from collections.abc import Iterable, Mapping
+from collections.abc import Callable, Iterable, Mapping
 from contextlib import AbstractContextManager
-from typing import Protocol
+from typing import Protocol, TypeVar
 
 from .records import (
     Applied,
@@ -43,8 +43,11 @@ class ApprovalRows(Protocol):
         """Add new approvals; an id already present is left as it is."""
 
     def now(self) -> float:
-        """The clock claims are read against (a shared server's own, for many machines)."""
+        """The clock claims are read against (a shared server's own, for many machines);
+        the operations read it after their first `by_ids`, once the locks are held."""
 
+
+T = TypeVar("T")
 
 # A call that failed with one of these may still have been running when its run ended.
 _STILL_RUNNING = frozenset(
@@ -221,6 +224,14 @@ class ApprovalClaims(ABC):
     def _approval_rows(self) -> AbstractContextManager[ApprovalRows]:
         """One write transaction over the approvals table (durable on commit)."""
 
+    def _approval_tx(self, work: Callable[[ApprovalRows], T]) -> T:
+        """Run one operation in one `_approval_rows` transaction; its result.
+
+        A backend whose commit can be lost on the way back (a server) overrides
+        this to learn whether it happened, rather than guess."""
+        with self._approval_rows() as rows:
+            return work(rows)
+
     def claim_batch(
         self,
         decisions: Mapping[str, object],
@@ -243,9 +254,10 @@ class ApprovalClaims(ABC):
         ids = list(decisions)
         if not ids:
             raise ValueError("no approvals to decide")
-        with self._approval_rows() as rows:
-            now = rows.now()
-            found = rows.by_ids(ids)
+
+        def work(rows: ApprovalRows) -> Claim | Queued | Applied:
+            found = rows.by_ids(ids)  # locks the rows (a server's store: their batches)
+            now = rows.now()  # read once the locks are held
             for i in ids:
                 if i not in found:
                     raise KeyError(i)
@@ -313,14 +325,17 @@ class ApprovalClaims(ABC):
                 decisions={r.id: r.decision == "approve" for r in claimed if r.decision},
             )
 
+        return self._approval_tx(work)
+
     def start_batch(self, claim: Claim) -> None:
         """The guard: before anything of the resume runs live, mark it started.
 
         Conditional on the claim: one that expired and was taken by someone
         else (or recovered) raises ClaimLost, and nothing runs."""
-        with self._approval_rows() as rows:
-            now = rows.now()
+
+        def work(rows: ApprovalRows) -> None:
             current = rows.by_ids([a.id for a in claim.approvals])
+            now = rows.now()
             # "pending" here is this claim run out with nobody taking it: still ours.
             held = [
                 r
@@ -339,6 +354,8 @@ class ApprovalClaims(ABC):
                 r.status = "executing" if r.id in claim.decisions else "claimed"
             rows.update(held)
 
+        return self._approval_tx(work)
+
     def finish_batch(self, claim: Claim, report: ResumeReport, *, ttl_s: float) -> Claim | None:
         """Settle a claimed batch from what its resume did (or did not see happen).
 
@@ -347,9 +364,10 @@ class ApprovalClaims(ABC):
         resume passed the guard is never pending again. Approvals the resumed
         run waits on move to its new continuation; if decisions are queued on
         that new batch, this flow keeps it (the Claim to resume next)."""
-        with self._approval_rows() as rows:
-            now = rows.now()
+
+        def work(rows: ApprovalRows) -> Claim | None:
             current = rows.by_ids([a.id for a in claim.approvals])
+            now = rows.now()
             mine = [
                 r
                 for r in current.values()
@@ -390,14 +408,17 @@ class ApprovalClaims(ABC):
                 decisions={r.id: r.decision == "approve" for r in batch if r.decision},
             )
 
+        return self._approval_tx(work)
+
     def recover_batch(self, approval_id: str, *, by: str) -> list[PendingApproval]:
         """End a stuck batch without running anything: what started is
         `unfinished` (outcome unknown, never runs again), the rest `failed`.
         A claim that ran out before its resume started is simply released.
         ApprovalConflict while a live resume holds it; KeyError for an unknown id."""
-        with self._approval_rows() as rows:
-            now = rows.now()
+
+        def work(rows: ApprovalRows) -> list[PendingApproval]:
             found = rows.by_ids([approval_id]).get(approval_id)
+            now = rows.now()
             if found is None:
                 raise KeyError(approval_id)
             if found.final:
@@ -455,6 +476,8 @@ class ApprovalClaims(ABC):
                     )
             rows.update(batch)
             return batch
+
+        return self._approval_tx(work)
 
 
 __all__ = ["ApprovalClaims", "ApprovalRows", "batch_state", "stuck_message"]

@@ -12,9 +12,9 @@ from contextlib import contextmanager
 
 from ..sandbox.result_store import MemoryResultStore, StoredItems
 from .approval_claims import ApprovalClaims
+from .budgets import DEFAULT_ENVELOPE_BYTES, DEFAULT_HISTORY_BYTES, PREVIEW_BYTES
 from .json_budget import dumps, fit_envelope
 from .records import FINAL_STATUSES, PendingApproval, RunRecord, as_read
-from .sqlite_store import DEFAULT_ENVELOPE_BYTES, DEFAULT_HISTORY_BYTES, PREVIEW_BYTES
 
 
 class _Rows:

@@ -19,7 +19,7 @@ import time
 from collections.abc import Callable, Iterable, Iterator
 from contextlib import contextmanager
 from pathlib import Path
-from typing import Any, Literal, TypeVar
+from typing import Any, TypeVar
 
 from ..sandbox.result_store import StoredItems
 from ..sqlite_files import (
@@ -30,29 +30,21 @@ from ..sqlite_files import (
     transaction,
 )
 from .approval_claims import ApprovalClaims
+from .budgets import (
+    DEFAULT_ENVELOPE_BYTES,
+    DEFAULT_HISTORY_BYTES,
+    DEFAULT_MAX_AGE_S,
+    DEFAULT_MAX_BYTES,
+    PREVIEW_BYTES,
+    TOUCH_EVERY_S,
+)
 from .json_budget import dumps, fit_envelope
 from .records import FINAL_STATUSES, PendingApproval, RunRecord, as_read, continuation_batch
+from .store_error import StoreError
 
 T = TypeVar("T")
 
-DEFAULT_MAX_BYTES = 1 << 30  # 1 GiB of stored values
-DEFAULT_MAX_AGE_S = 30 * 24 * 3600  # 30 days
-DEFAULT_HISTORY_BYTES = 128 << 20  # the runs table, all runs together
-DEFAULT_ENVELOPE_BYTES = 1 << 20  # one run's envelope in the history
-PREVIEW_BYTES = 16 << 10  # what a history listing loads of a larger envelope
 BUSY_TIMEOUT_S = 10
-
-StoreProblem = Literal["busy", "damaged", "full", "unusable"]
-
-
-class StoreError(RuntimeError):
-    """The store cannot be used (busy, damaged, full, unwritable, from a newer version).
-
-    `problem` says which, for code; the message says what to do, for people."""
-
-    def __init__(self, message: str, problem: StoreProblem = "unusable") -> None:
-        super().__init__(message)
-        self.problem = problem
 
 
 def _text(value: str) -> str:
@@ -479,7 +471,8 @@ class SqliteStore(ApprovalClaims):
         now = time.time()
         with self._tx() as db:
             db.execute(
-                "UPDATE results SET used_at = ? WHERE ref = ? AND used_at < ?", (now, ref, now - 60)
+                "UPDATE results SET used_at = ? WHERE ref = ? AND used_at < ?",
+                (now, ref, now - TOUCH_EVERY_S),
             )
 
     def get_items(self, ref: str) -> StoredItems | None:
@@ -652,6 +645,7 @@ __all__ = [
     "DEFAULT_HISTORY_BYTES",
     "DEFAULT_MAX_AGE_S",
     "DEFAULT_MAX_BYTES",
+    "PREVIEW_BYTES",
     "SCHEMA_VERSION",
     "SqliteStore",
     "StoreError",

@@ -1,0 +1,22 @@
+"""The one error every store raises when it cannot be used, with what to do next."""
+
+from __future__ import annotations
+
+from typing import Literal
+
+StoreProblem = Literal["busy", "damaged", "full", "unreachable", "denied", "newer", "unusable"]
+
+
+class StoreError(RuntimeError):
+    """The store cannot be used (busy, damaged, full, unreachable, refused, from a
+    newer version, unwritable).
+
+    `problem` says which, for code; the message says what to do, for people. A
+    message about a server never holds its password (see `store_url.mask`)."""
+
+    def __init__(self, message: str, problem: StoreProblem = "unusable") -> None:
+        super().__init__(message)
+        self.problem = problem
+
+
+__all__ = ["StoreError", "StoreProblem"]

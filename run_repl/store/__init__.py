@@ -1,9 +1,12 @@
-"""The store of the front ends: SQLite in the user data directory, else memory.
+"""The store of the front ends: SQLite in the user data directory, a team's
+PostgreSQL server when given its URL, else memory.
 
-    store, warning = open_store()        # warning: why it fell back to memory
+    store, warning = open_store()                                 # SQLite
+    store, warning = open_store(url="postgresql://db/runrepl")    # the team's server
+    # warning: why it fell back to memory (the URL's password masked)
 
-A corrupt or unwritable store never stops the program: it runs in memory and
-says so once. The protocols (`ValueStore`, `RunHistory`, `ApprovalStore`,
+A store that cannot be used never stops the program: it runs in memory and
+says so once (and a front end then says approvals are NOT saved). The protocols (`ValueStore`, `RunHistory`, `ApprovalStore`,
 `ContinuationStore`, and `Store`, all four) are in `protocols.py`; the way
 from an interrupted run to its resume is `approval_flow.py`.
 """
@@ -14,11 +17,14 @@ import os
 from pathlib import Path
 
 from ..paths import data_dir
+from .approval_policy import Deciders
+from .budgets import DEFAULT_MAX_AGE_S, DEFAULT_MAX_BYTES
 from .memory_store import MemoryStore
 from .protocols import ApprovalStore, ContinuationStore, RunHistory, Store, ValueStore
 from .records import (
     Applied,
     ApprovalConflict,
+    ApprovalRefused,
     ApprovalStuck,
     Claim,
     ClaimLost,
@@ -26,9 +32,37 @@ from .records import (
     Queued,
     RunRecord,
 )
-from .sqlite_store import DEFAULT_MAX_AGE_S, DEFAULT_MAX_BYTES, SqliteStore, StoreError
+from .sqlite_store import SqliteStore
+from .store_error import StoreError
+from .store_url import DEFAULT_SCHEMA, StoreUrlError, check_url, mask
 
 STORE_FILE = "run-repl.sqlite3"
+POSTGRES_EXTRA = "pip install 'run-repl[postgres]'"
+
+
+def open_server_store(
+    url: str,
+    *,
+    schema: str = DEFAULT_SCHEMA,
+    max_bytes: int = DEFAULT_MAX_BYTES,
+    max_age_s: float = DEFAULT_MAX_AGE_S,
+) -> Store:
+    """The team store at `url` (PostgreSQL). StoreError, with the password masked, when
+    it cannot be used: not a PostgreSQL URL, psycopg missing, unreachable, refused,
+    or made by a newer run-repl."""
+    try:
+        url = check_url(url)
+    except StoreUrlError as exc:
+        raise StoreError(str(exc), "unusable") from None
+    try:
+        from .postgres_store import PostgresStore
+    except ImportError as exc:
+        raise StoreError(
+            f"The team store at {mask(url)} needs PostgreSQL support, which is not installed "
+            f"({exc.name or exc}): {POSTGRES_EXTRA}",
+            "unusable",
+        ) from None
+    return PostgresStore(url, schema=schema, max_bytes=max_bytes, max_age_s=max_age_s)
 
 
 def open_store(
@@ -36,7 +70,22 @@ def open_store(
     *,
     max_bytes: int = DEFAULT_MAX_BYTES,
     max_age_s: float = DEFAULT_MAX_AGE_S,
+    url: str | None = None,
+    schema: str = DEFAULT_SCHEMA,
 ) -> tuple[Store, str | None]:
+    """The store (a server's with `url`, else SQLite in the data directory) and, when
+    it could not be used, a warning: then the store is in memory."""
+    if url:
+        try:
+            return open_server_store(
+                url, schema=schema, max_bytes=max_bytes, max_age_s=max_age_s
+            ), None
+        except StoreError as exc:
+            warning = (
+                f"{exc} Running with an in-memory store: results, history and approvals are "
+                "NOT saved to the team store, and are lost when this process ends."
+            )
+            return MemoryStore(location=f"memory (could not open {mask(url)})"), warning
     path = Path(data_dir(data_dir_override)) / STORE_FILE
     try:
         return SqliteStore(path, max_bytes=max_bytes, max_age_s=max_age_s), None
@@ -51,11 +100,13 @@ def open_store(
 __all__ = [
     "Applied",
     "ApprovalConflict",
+    "ApprovalRefused",
     "ApprovalStore",
     "ApprovalStuck",
     "Claim",
     "ClaimLost",
     "ContinuationStore",
+    "Deciders",
     "MemoryStore",
     "PendingApproval",
     "Queued",
@@ -65,5 +116,6 @@ __all__ = [
     "Store",
     "StoreError",
     "ValueStore",
+    "open_server_store",
     "open_store",
 ]

@@ -38,10 +38,12 @@ from ..sandbox.limits import Limits
 from ..sandbox.result import RunResult
 from ..sandbox.runner import Runner, create_runner
 from .approval_claims import stuck_message
+from .approval_policy import Deciders
 from .protocols import Store
 from .records import (
     Applied,
     ApprovalConflict,
+    ApprovalRefused,
     ApprovalStuck,
     CallFacts,
     Claim,
@@ -50,7 +52,7 @@ from .records import (
     ResumeReport,
     RunRecord,
 )
-from .sqlite_store import StoreError
+from .store_error import StoreError
 
 T = TypeVar("T")
 
@@ -255,10 +257,22 @@ async def _resume(
         except Exception:  # the claim then runs out on its own; stuck ones are recovered
             pass
         raise
+    # Off the event loop (a server store may wait for its connection to come back), and
+    # whole even when cancelled meanwhile: the outcome is recorded, then the cancel goes on.
+    cancelled: asyncio.CancelledError | None = None
     try:
-        record_run(store, result, source=first.source, host=first.host, resumed_from=first.run_id)
+        await _store_call(
+            record_run,
+            store,
+            result,
+            source=first.source,
+            host=first.host,
+            resumed_from=first.run_id,
+        )
     except StoreError as exc:
         warnings.append(f"the run was not kept in the history: {exc}")
+    except asyncio.CancelledError as exc:
+        cancelled = exc
     try:
         after = await _store_call(
             store.finish_batch,
@@ -274,7 +288,17 @@ async def _resume(
             f"`run-repl approvals recover {first.id}` then ends them."
         )
         after = None
+    if cancelled is not None:
+        try:
+            _release_next(store, ttl)(after)
+        except Exception:  # a claim not given back runs out on its own
+            pass
+        raise cancelled
     return result, after
+
+
+def _any_final(store: Store, approval_ids: list[str]) -> bool:
+    return any(_is_final(store, i) for i in approval_ids)
 
 
 def _is_final(store: Store, approval_id: str) -> bool:
@@ -301,20 +325,31 @@ async def resolve(
     decisions: Mapping[str, Any],
     *,
     approver: str | None = None,
+    deciders: Deciders | Mapping[str, Any] | None = None,
     on_queued: Callable[[Queued], Any] | None = None,
     poll_s: float = POLL_S,
     **run_kwargs: Any,
 ) -> Resolution:
     """Decide these approvals (True approves, anything else denies) and resume their run.
 
-    Raises ApprovalConflict if one was already decided by someone else
-    (ApprovalStuck if its run's resume never finished), KeyError for an
+    `approver`: the name the audit keeps (default: RUN_REPL_APPROVER, else the OS
+    user); `deciders`: who may decide which namespace's approvals (see
+    approval_policy). Raises ApprovalRefused (an ApprovalConflict) if the policy
+    names other people, ApprovalConflict if one was already decided by someone
+    else (ApprovalStuck if its run's resume never finished), KeyError for an
     unknown id, ValueError if they belong to different runs, StoreError if the
     store cannot record the decision (then nothing ran)."""
     ids = list(decisions)
     if not ids:
         raise ValueError("no approvals to decide")
     name = approver_name(approver)
+    if deciders:
+        policy = deciders if isinstance(deciders, Deciders) else Deciders(dict(deciders))
+        asked = await _store_call(lambda: [store.get_approval(i) for i in ids])
+        for i, found in zip(ids, asked, strict=True):
+            if found is None:
+                raise KeyError(i)
+        policy.check(name, [a for a in asked if a is not None])
     claimed_by = f"{name}@{socket.gethostname()} pid {os.getpid()}"
     claim_id = "clm_" + secrets.token_hex(8)
     ttl = claim_ttl(runner, run_kwargs)
@@ -347,7 +382,10 @@ async def resolve(
     if isinstance(got, Applied):
         by = next((a.claimed_by for a in got.approvals if a.claimed_by), None)
         return Resolution(
-            _stored_result(store, got.approvals), got.approvals, queued_behind, applied_by=by
+            await asyncio.to_thread(_stored_result, store, got.approvals),
+            got.approvals,
+            queued_behind,
+            applied_by=by,
         )
     warnings: list[str] = []
     result, claim = await _resume(store, runner, host_functions, got, ttl, warnings, run_kwargs)
@@ -356,12 +394,14 @@ async def resolve(
         following, claim = await _resume(
             store, runner, host_functions, carried, ttl, warnings, run_kwargs
         )
-        if not any(_is_final(store, i) for i in carried.decisions):
+        if not await asyncio.to_thread(_any_final, store, list(carried.decisions)):
             # That resume of others' queued decisions did not get going (RUN_BUSY...):
             # they stay queued for their own flows; this flow's decisions are done.
             break
         result = following
-    final = [a for a in (store.get_approval(i) for i in ids) if a is not None]
+    final = await asyncio.to_thread(
+        lambda: [a for a in (store.get_approval(i) for i in ids) if a is not None]
+    )
     return Resolution(result, final, queued_behind, warnings=warnings)
 
 
@@ -372,6 +412,7 @@ async def decide(
     decisions: Mapping[str, Any],
     *,
     approver: str | None = None,
+    deciders: Deciders | Mapping[str, Any] | None = None,
     warnings: list[str] | None = None,
     on_queued: Callable[[Queued], Any] | None = None,
     **run_kwargs: Any,
@@ -384,6 +425,7 @@ async def decide(
         host_functions,
         decisions,
         approver=approver,
+        deciders=deciders,
         on_queued=on_queued,
         **run_kwargs,
     )
@@ -441,7 +483,9 @@ def open_approvals(store: Store) -> list[PendingApproval]:
 __all__ = [
     "CLAIM_GRACE_S",
     "ApprovalConflict",
+    "ApprovalRefused",
     "ApprovalStuck",
+    "Deciders",
     "Resolution",
     "approval_message",
     "approver_name",
@@ -461,9 +505,16 @@ WATCH_INTERVAL_S = 0.05  # how often a store that cannot push changes is asked
 
 
 async def wait_for_approvals_change(store: Any, since: int, timeout_s: float) -> int:
-    """Wait until the approvals change (any process) or `timeout_s` passes; the new
-    version (== `since` on a timeout). A store with `wait_approvals_change` pushes
-    changes (PostgreSQL's LISTEN); others are asked every WATCH_INTERVAL_S."""
+    """Wait until the approvals change (any process, any machine) or `timeout_s` passes;
+    the new version (== `since` on a timeout).
+
+    A store that pushes changes (PostgreSQL's LISTEN) wakes the waiter when the change
+    commits, and a waiting coroutine holds no thread (`watch_approvals`), so any
+    number of inboxes and MCP calls can wait at once; other stores are asked every
+    WATCH_INTERVAL_S."""
+    watch = getattr(store, "watch_approvals", None)
+    if watch is not None:
+        return await _pushed_change(watch, since, timeout_s)
     push = getattr(store, "wait_approvals_change", None)
     if push is not None:
         return int(await asyncio.to_thread(push, since, timeout_s))
@@ -476,3 +527,29 @@ async def wait_for_approvals_change(store: Any, since: int, timeout_s: float) ->
         if left <= 0:
             return int(version)
         await asyncio.sleep(min(WATCH_INTERVAL_S, left))
+
+
+async def _pushed_change(
+    watch: Callable[[Callable[[int], None]], Callable[[], None]], since: int, timeout_s: float
+) -> int:
+    loop = asyncio.get_running_loop()
+    changed: asyncio.Future[int] = loop.create_future()
+
+    def settle(version: int) -> None:
+        if not changed.done():
+            changed.set_result(version)
+
+    def seen(version: int) -> None:  # on the store's listening thread
+        if version > since:
+            try:
+                loop.call_soon_threadsafe(settle, version)
+            except RuntimeError:  # the loop is closed: nobody waits any more
+                pass
+
+    stop = watch(seen)
+    try:
+        return int(await asyncio.wait_for(changed, timeout_s))
+    except TimeoutError:
+        return since
+    finally:
+        stop()

@@ -243,6 +243,12 @@ class ApprovalStuck(ApprovalConflict):
     """A resume of this approval's run started and never finished: `recover` it."""
 
 
+class ApprovalRefused(ApprovalConflict):
+    """The approvals policy names other people for this approval: this person may not
+    decide it (nothing was recorded). An ApprovalConflict, so every front end that
+    reports a conflict reports this too."""
+
+
 class ClaimLost(RuntimeError):
     """The claim this resume holds expired and was taken, or the approvals were recovered."""
 
@@ -251,6 +257,7 @@ __all__ = [
     "FINAL_STATUSES",
     "Applied",
     "ApprovalConflict",
+    "ApprovalRefused",
     "ApprovalState",
     "ApprovalStatus",
     "ApprovalStuck",

@@ -1,0 +1,191 @@
+"""The team store's tables on PostgreSQL, and the migrations that make them.
+
+Everything lives in one schema (`run_repl` unless configured), so a store
+shares a database with anything else and two teams can share a server. The
+schema's version is a row in its `schema_version` table; `migrate` brings it
+up to date in one transaction (PostgreSQL's DDL is transactional: a failed
+step leaves nothing behind) under an advisory lock, so machines that start
+at the same moment migrate once. A schema written by a newer run-repl is
+refused, never touched.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import re
+import socket
+from collections.abc import Callable
+
+import psycopg
+from psycopg import sql
+
+from .store_error import StoreError
+from .store_url import DEFAULT_SCHEMA
+
+_NAME = re.compile(r"^[a-z_][a-z0-9_]{0,62}$")
+
+
+def check_schema_name(name: str) -> str:
+    """A schema name run-repl may create: lower-case letters, digits, underscores."""
+    if not _NAME.match(name):
+        raise StoreError(
+            f"{name!r} is not a usable schema name: use lower-case letters, digits and "
+            "underscores, starting with a letter (at most 63)",
+            "unusable",
+        )
+    return name
+
+
+def advisory_key(*parts: str) -> int:
+    """A 64-bit advisory lock key for these parts (signed, as PostgreSQL wants it)."""
+    digest = hashlib.sha256("\x00".join(("run-repl", *parts)).encode()).digest()
+    return int.from_bytes(digest[:8], "big", signed=True)
+
+
+def changes_channel(schema: str) -> str:
+    """The LISTEN/NOTIFY channel of a schema's approval changes (an identifier, <= 63 bytes)."""
+    name = f"{schema}_approvals"
+    if len(name) <= 63:
+        return name
+    return f"{schema[:40]}_{hashlib.sha256(schema.encode()).hexdigest()[:16]}"
+
+
+def _v1(conn: psycopg.Connection) -> None:
+    """Values by item, the history, approvals with their claims, spent continuations,
+    the approvals' change counter, and the record of each approval operation."""
+    for statement in (
+        """CREATE TABLE results (
+            ref text PRIMARY KEY, kind text NOT NULL, path text NOT NULL, total bigint NOT NULL,
+            chunk_items integer NOT NULL, rest text, run_id text, bytes bigint NOT NULL,
+            created_at double precision NOT NULL, used_at double precision NOT NULL
+        )""",
+        "CREATE INDEX results_used ON results (used_at)",
+        "CREATE INDEX results_created ON results (created_at)",
+        # Chunks are JSON text as UTF-8 bytes (surrogatepass: guest strings may hold lone
+        # surrogates, which PostgreSQL text cannot); they go with their value.
+        """CREATE TABLE result_chunks (
+            ref text NOT NULL REFERENCES results (ref) ON DELETE CASCADE,
+            idx integer NOT NULL, data bytea NOT NULL, PRIMARY KEY (ref, idx)
+        )""",
+        """CREATE TABLE runs (
+            id text PRIMARY KEY, started_at double precision NOT NULL,
+            duration_ms double precision NOT NULL, status text NOT NULL, source text NOT NULL,
+            host text NOT NULL, error_code text, value_ref text, logs_ref text,
+            resumed_from text, envelope text NOT NULL, preview text,
+            envelope_cut boolean NOT NULL DEFAULT false, bytes bigint NOT NULL
+        )""",
+        "CREATE INDEX runs_started ON runs (started_at)",
+        # source_exact: the source as JSON when PostgreSQL text cannot hold it as it is
+        # (a NUL, a lone surrogate): the resume needs it byte for byte.
+        """CREATE TABLE approvals (
+            id text PRIMARY KEY, run_id text NOT NULL, source text NOT NULL,
+            source_exact text, host text NOT NULL, path text NOT NULL, args text NOT NULL,
+            payload text NOT NULL, message text NOT NULL, continuation text NOT NULL,
+            batch text NOT NULL, status text NOT NULL, created_at double precision NOT NULL,
+            decision text, decided_by text, decided_at double precision, decision_id text,
+            claim_id text, claimed_by text, claimed_at double precision,
+            claim_expires_at double precision, executing_at double precision,
+            finished_at double precision, resumed_run_id text, outcome text, outcome_code text,
+            note text
+        )""",
+        "CREATE INDEX approvals_status ON approvals (status, created_at)",
+        "CREATE INDEX approvals_batch ON approvals (batch)",
+        # consumed_by: who consumed it, so a retry after a lost commit knows it was itself.
+        """CREATE TABLE consumed_continuations (
+            digest text PRIMARY KEY, expires_at double precision NOT NULL,
+            consumed_at double precision NOT NULL, consumed_by text NOT NULL
+        )""",
+        "CREATE INDEX consumed_expiry ON consumed_continuations (expires_at)",
+        """CREATE TABLE approval_changes (
+            one integer PRIMARY KEY CHECK (one = 1), version bigint NOT NULL
+        )""",
+        "INSERT INTO approval_changes VALUES (1, 0)",
+        # What each approval operation answered, kept a day: after a commit whose answer
+        # was lost with the connection, the operation is looked up here, never run twice.
+        """CREATE TABLE approval_ops (
+            id text PRIMARY KEY, answer text NOT NULL, done_at double precision NOT NULL
+        )""",
+        "CREATE INDEX approval_ops_done ON approval_ops (done_at)",
+    ):
+        conn.execute(statement)  # type: ignore[arg-type]
+    # lz4 where the server has it: chunks are written and read whole, and pglz is slow.
+    lz4 = conn.execute(
+        "SELECT 'lz4' = ANY(enumvals) FROM pg_settings WHERE name = 'default_toast_compression'"
+    ).fetchone()
+    if lz4 and lz4[0]:
+        conn.execute("ALTER TABLE result_chunks ALTER COLUMN data SET COMPRESSION lz4")
+
+
+MIGRATIONS: dict[int, Callable[[psycopg.Connection], None]] = {1: _v1}
+SCHEMA_VERSION = max(MIGRATIONS)
+
+
+def newer_schema(where: str, version: int) -> StoreError:
+    return StoreError(
+        f"{where} was made by a newer run-repl (schema version {version}; this one knows "
+        f"{SCHEMA_VERSION}): upgrade run-repl on this machine (every machine of a team "
+        "should run the same version)",
+        "newer",
+    )
+
+
+def stored_version(conn: psycopg.Connection, schema: str) -> int | None:
+    """The schema's version, or None when it has no run-repl tables yet."""
+    found = conn.execute(
+        "SELECT to_regclass(%s) IS NOT NULL", (f'"{schema}".schema_version',)
+    ).fetchone()
+    if not found or not found[0]:
+        return None
+    row = conn.execute(
+        sql.SQL("SELECT version FROM {}.schema_version").format(sql.Identifier(schema))
+    ).fetchone()
+    return int(row[0]) if row else 0
+
+
+def migrate(conn: psycopg.Connection, schema: str, where: str, target: int = SCHEMA_VERSION) -> int:
+    """Bring `schema` to version `target` (creating it if missing); the version it was at.
+
+    One transaction under an advisory lock: of several machines starting at once,
+    one migrates and the others find it done. Raises StoreError for a newer schema."""
+    ident = sql.Identifier(schema)
+    with conn.transaction():
+        conn.execute("SELECT pg_advisory_xact_lock(%s)", (advisory_key("migrate", schema),))
+        exists = conn.execute("SELECT 1 FROM pg_namespace WHERE nspname = %s", (schema,)).fetchone()
+        if not exists:
+            conn.execute(sql.SQL("CREATE SCHEMA {}").format(ident))
+        conn.execute(sql.SQL("SET LOCAL search_path TO {}").format(ident))
+        version = stored_version(conn, schema)
+        if version is None:
+            conn.execute(
+                """CREATE TABLE schema_version (
+                    one integer PRIMARY KEY CHECK (one = 1), version integer NOT NULL,
+                    migrated_at timestamptz NOT NULL DEFAULT now(), migrated_by text NOT NULL
+                )"""
+            )
+            conn.execute("INSERT INTO schema_version (one, version, migrated_by) VALUES (1, 0, '')")
+            version = 0
+        if version > SCHEMA_VERSION:
+            raise newer_schema(where, version)
+        start = version
+        for step in range(version + 1, target + 1):
+            MIGRATIONS[step](conn)
+            version = step
+        if version != start:
+            conn.execute(
+                "UPDATE schema_version SET version = %s, migrated_at = now(), migrated_by = %s",
+                (version, f"run-repl on {socket.gethostname()}"),
+            )
+    return start
+
+
+__all__ = [
+    "DEFAULT_SCHEMA",
+    "MIGRATIONS",
+    "SCHEMA_VERSION",
+    "advisory_key",
+    "changes_channel",
+    "check_schema_name",
+    "migrate",
+    "newer_schema",
+    "stored_version",
+]

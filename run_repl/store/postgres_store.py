@@ -1,0 +1,824 @@
+"""The team store on PostgreSQL: the SQLite store's protocols, shared by many machines.
+
+    store = PostgresStore("postgresql://alice@db.internal/runrepl")   # schema run_repl
+
+Values by item, the history with its byte budget, approvals with their
+claims, spent continuations: the same rules as the SQLite store (the claim
+rules are `ApprovalClaims`, written once), over a psycopg 3 connection pool.
+
+Exactly once across machines:
+- Each approval operation is one transaction that locks what it reads: an
+  advisory lock per batch (taken in a fixed order, so two operations on one
+  run never deadlock), then the rows `FOR UPDATE`. The clock claims are read
+  against is the server's.
+- An operation whose commit was sent but whose answer was lost with the
+  connection is not guessed at: each records its answer under an id in the
+  same transaction; after reconnecting, the retry waits for the lost
+  transaction's lock, finds its answer and returns it, or, if it never
+  committed, runs it again.
+- Every approval write bumps a counter and NOTIFYs its new value on commit:
+  `wait_approvals_change` wakes within milliseconds on every machine.
+
+Bad days: the server down at open is a StoreError (`problem` "unreachable")
+that names the server without its password; a connection lost mid-run is
+waited for (`reconnect_s`) before a write gives up; a schema from a newer
+run-repl is refused ("newer").
+"""
+
+from __future__ import annotations
+
+import json
+import logging
+import math
+import random
+import secrets
+import time
+from collections.abc import Callable, Iterable, Iterator
+from contextlib import contextmanager
+from typing import Any, TypeVar
+
+import psycopg
+from psycopg import errors as pg_errors
+from psycopg import sql
+from psycopg.rows import dict_row
+from psycopg_pool import ConnectionPool, PoolTimeout
+
+from ..sandbox.result_store import StoredItems
+from .approval_claims import ApprovalClaims, ApprovalRows
+from .budgets import (
+    DEFAULT_ENVELOPE_BYTES,
+    DEFAULT_HISTORY_BYTES,
+    DEFAULT_MAX_AGE_S,
+    DEFAULT_MAX_BYTES,
+    PREVIEW_BYTES,
+    TOUCH_EVERY_S,
+)
+from .json_budget import dumps, fit_envelope
+from .postgres_listener import ApprovalListener
+from .postgres_schema import (
+    DEFAULT_SCHEMA,
+    SCHEMA_VERSION,
+    advisory_key,
+    changes_channel,
+    check_schema_name,
+    migrate,
+    newer_schema,
+    stored_version,
+)
+from .records import (
+    FINAL_STATUSES,
+    Applied,
+    Claim,
+    PendingApproval,
+    Queued,
+    RunRecord,
+    as_read,
+)
+from .store_error import StoreError
+from .store_url import check_url, mask, scrub
+
+T = TypeVar("T")
+
+DEFAULT_POOL_SIZE = 8
+CONNECT_TIMEOUT_S = 5.0  # opening: how long a server may take to answer at all
+RECONNECT_S = 30.0  # a write waits this long for a lost connection to come back
+OUTAGE_WAIT_S = 2.0  # once the server was found gone, later calls wait only this long
+POOL_WAIT_S = 2.0  # a pool that has no connection for this long is taken as reconnecting
+# A session whose client vanished mid-transaction is ended by the server after this,
+# so its locks (and a retry waiting on them) are not held for hours.
+IDLE_IN_TRANSACTION_S = 60
+OPS_KEPT_S = 24 * 3600  # how long an approval operation's answer is kept for its retry
+_RETRYABLE = (pg_errors.DeadlockDetected, pg_errors.SerializationFailure)
+_APPROVAL_JSON = ("args", "payload")
+APPROVAL_COLUMNS = tuple(PendingApproval.model_fields)
+_STORED_APPROVAL_COLUMNS = (*APPROVAL_COLUMNS, "source_exact")
+
+# psycopg_pool logs every failed connection attempt as a warning; with no logging set
+# up, Python would print those (with the server's address) on the user's terminal.
+logging.getLogger("psycopg.pool").addHandler(logging.NullHandler())
+
+
+def pg_text(value: str) -> str:
+    """A str PostgreSQL text can hold: NUL and lone surrogates become U+FFFD."""
+    try:
+        value.encode("utf-8")
+    except UnicodeEncodeError:
+        value = value.encode("utf-16", "surrogatepass").decode("utf-16", "replace")
+    return value.replace("\x00", "\ufffd") if "\x00" in value else value
+
+
+def _approval_params(a: PendingApproval) -> dict[str, Any]:
+    data = a.model_dump()
+    for key in _APPROVAL_JSON:
+        data[key] = dumps(data[key])
+    for key, value in data.items():
+        if isinstance(value, str):
+            data[key] = pg_text(value)
+    # The resume replays the source byte for byte: keep it exactly when text cannot.
+    data["source_exact"] = dumps(a.source) if data["source"] != a.source else None
+    return data
+
+
+def _approval(row: dict[str, Any], now: float | None = None) -> PendingApproval:
+    data = dict(row)
+    exact = data.pop("source_exact", None)
+    data.pop("server_now", None)
+    if exact is not None:
+        data["source"] = json.loads(exact)
+    for key in _APPROVAL_JSON:
+        data[key] = json.loads(data[key])
+    return as_read(PendingApproval.model_validate(data), now)
+
+
+def _run(row: dict[str, Any]) -> RunRecord:
+    data = dict(row)
+    data["envelope"] = json.loads(data["envelope"])
+    return RunRecord.model_validate(data)
+
+
+_APPROVAL_INSERT = sql.SQL(
+    "INSERT INTO approvals ({}) VALUES ({}) ON CONFLICT (id) DO NOTHING"
+).format(
+    sql.SQL(", ").join(map(sql.Identifier, _STORED_APPROVAL_COLUMNS)),
+    sql.SQL(", ").join(map(sql.Placeholder, _STORED_APPROVAL_COLUMNS)),
+)
+_APPROVAL_UPDATE = sql.SQL("UPDATE approvals SET {} WHERE id = %(id)s").format(
+    sql.SQL(", ").join(
+        sql.SQL("{} = {}").format(sql.Identifier(c), sql.Placeholder(c))
+        for c in _STORED_APPROVAL_COLUMNS
+        if c != "id"
+    )
+)
+_SERVER_NOW = "extract(epoch FROM clock_timestamp())::float8"
+_PENDING_SQL = (
+    "(status = 'pending' OR (status = 'claimed' AND executing_at IS NULL "
+    "AND COALESCE(claim_expires_at, 0) <= {now}))"
+)
+_STUCK_SQL = (
+    "((status = 'executing' OR (status = 'claimed' AND executing_at IS NOT NULL)) "
+    "AND COALESCE(claim_expires_at, 0) <= {now})"
+)
+_OPEN_SQL = "status NOT IN ({})".format(", ".join(f"'{s}'" for s in sorted(FINAL_STATUSES)))
+_RUN_LISTED = (
+    "id, started_at, duration_ms, status, source, host, error_code, value_ref, logs_ref, "
+    "resumed_from, envelope_cut, COALESCE(preview, envelope) AS envelope, "
+    "preview IS NOT NULL AS partial"
+)
+
+
+def _answer_text(answer: Any) -> str:
+    if answer is None:
+        return dumps({"kind": "none"})
+    if isinstance(answer, Claim | Queued | Applied):
+        return dumps({"kind": type(answer).__name__, "data": answer.model_dump(mode="json")})
+    if isinstance(answer, list):
+        return dumps({"kind": "approvals", "data": [a.model_dump(mode="json") for a in answer]})
+    raise TypeError(f"an approval operation answered {type(answer).__name__}")
+
+
+def _answer_of(text: str) -> Any:
+    stored = json.loads(text)
+    kinds: dict[str, Any] = {"Claim": Claim, "Queued": Queued, "Applied": Applied}
+    if stored["kind"] == "none":
+        return None
+    if stored["kind"] == "approvals":
+        return [PendingApproval.model_validate(a) for a in stored["data"]]
+    return kinds[stored["kind"]].model_validate(stored["data"])
+
+
+class _ConnectionLost(Exception):
+    """Internal: the connection broke during an operation (its commit may have happened)."""
+
+    def __init__(self, error: psycopg.Error) -> None:
+        super().__init__(str(error))
+        self.error = error
+
+
+class _Rows(ApprovalRows):
+    """The approvals table inside one transaction: rows locked as they are read,
+    each batch behind an advisory lock taken before its rows."""
+
+    def __init__(self, conn: psycopg.Connection, schema: str) -> None:
+        self.conn = conn
+        self.schema = schema
+        self.locked: set[str] = set()
+        self._now: float | None = None
+
+    def _lock(self, batches: Iterable[str]) -> None:
+        wanted = sorted(
+            (advisory_key(self.schema, "batch", b), b) for b in set(batches) - self.locked
+        )
+        for key, batch in wanted:
+            self.conn.execute("SELECT pg_advisory_xact_lock(%s)", (key,))
+            self.locked.add(batch)
+
+    def _select(self, where: str, args: tuple[Any, ...]) -> list[dict[str, Any]]:
+        with self.conn.cursor(row_factory=dict_row) as cur:
+            cur.execute(f"SELECT * FROM approvals WHERE {where} FOR UPDATE", args)  # type: ignore[call-overload]
+            return cur.fetchall()
+
+    def by_ids(self, ids: list[str]) -> dict[str, PendingApproval]:
+        batches = [
+            b
+            for (b,) in self.conn.execute(
+                "SELECT DISTINCT batch FROM approvals WHERE id = ANY(%s)", (ids,)
+            )
+        ]
+        self._lock(batches)
+        rows = self._select("id = ANY(%s) ORDER BY id", (ids,))
+        moved = {r["batch"] for r in rows} - self.locked
+        if moved:  # moved to a new continuation while we waited: that batch's lock too
+            self._lock(moved)
+            rows = self._select("id = ANY(%s) ORDER BY id", (ids,))
+        return {r["id"]: _approval(r) for r in rows}
+
+    def of_batch(self, batch: str) -> list[PendingApproval]:
+        self._lock([batch])
+        return [_approval(r) for r in self._select("batch = %s ORDER BY created_at, id", (batch,))]
+
+    def update(self, approvals: Iterable[PendingApproval]) -> None:
+        params = [_approval_params(a) for a in approvals]
+        if params:
+            with self.conn.cursor() as cur:
+                cur.executemany(_APPROVAL_UPDATE, params)
+
+    def insert(self, approvals: Iterable[PendingApproval]) -> None:
+        params = [_approval_params(a) for a in approvals]
+        if params:
+            with self.conn.cursor() as cur:
+                cur.executemany(_APPROVAL_INSERT, params)
+
+    def now(self) -> float:
+        row = self.conn.execute(f"SELECT {_SERVER_NOW}").fetchone()
+        assert row is not None
+        self._now = float(row[0])
+        return self._now
+
+
+class PostgresStore(ApprovalClaims):
+    """Values, history, approvals and spent continuations in one PostgreSQL schema.
+
+    Safe to share between threads (a pool of `pool_size` connections), processes
+    and machines. `location` is the URL with its password masked."""
+
+    durable = True
+
+    def __init__(
+        self,
+        url: str,
+        *,
+        schema: str = DEFAULT_SCHEMA,
+        max_bytes: int = DEFAULT_MAX_BYTES,
+        max_age_s: float = DEFAULT_MAX_AGE_S,
+        max_history_bytes: int = DEFAULT_HISTORY_BYTES,
+        max_envelope_bytes: int = DEFAULT_ENVELOPE_BYTES,
+        pool_size: int = DEFAULT_POOL_SIZE,
+        connect_timeout_s: float = CONNECT_TIMEOUT_S,
+        reconnect_s: float = RECONNECT_S,
+    ) -> None:
+        self._url = check_url(url)
+        self.schema = check_schema_name(schema)
+        self.location = mask(self._url) + (
+            "" if schema == DEFAULT_SCHEMA else f" (schema {schema})"
+        )
+        self.max_bytes = max_bytes
+        self.max_age_s = max_age_s
+        self.max_history_bytes = max_history_bytes
+        self.max_envelope_bytes = max_envelope_bytes
+        self.reconnect_s = reconnect_s
+        self._channel = changes_channel(schema)
+        self._outage_since: float | None = None  # when a call last gave up waiting
+        self._trouble = False  # a connection was lost: the pool may be reconnecting slowly
+        self._closed = False
+        self._kwargs: dict[str, Any] = {
+            "autocommit": True,
+            "connect_timeout": max(2, math.ceil(connect_timeout_s)),
+            "application_name": "run-repl",
+            # A server gone without a word (a cable, a VM) is noticed in about 25 s.
+            "keepalives": 1,
+            "keepalives_idle": 10,
+            "keepalives_interval": 5,
+            "keepalives_count": 3,
+        }
+        try:
+            # One plain connection first: its error says why (refused, no such host,
+            # bad password), where a pool would only time out.
+            with psycopg.connect(self._url, **self._kwargs) as conn:
+                self._configure(conn)
+                self._ensure_schema(conn)
+        except StoreError:
+            raise
+        except psycopg.Error as exc:
+            raise self._error(exc, opening=True) from None
+        self._pool: ConnectionPool = ConnectionPool(
+            self._url,
+            kwargs=self._kwargs,
+            min_size=1,
+            max_size=max(1, pool_size),
+            open=False,
+            configure=self._configure,
+            check=ConnectionPool.check_connection,
+            name=f"run-repl {schema}",
+            timeout=reconnect_s,
+        )
+        try:
+            self._pool.open(wait=True, timeout=max(connect_timeout_s, 1.0))
+        except (PoolTimeout, psycopg.Error) as exc:
+            self._pool.close()
+            raise self._error(exc, opening=True) from None
+        self._listener = ApprovalListener(
+            self._listen_connection, self._channel, self._read_version, f"run-repl-listen {schema}"
+        )
+
+    # ------------------------------------------------------------------ plumbing
+    def _configure(self, conn: psycopg.Connection) -> None:
+        conn.execute(sql.SQL("SET search_path TO {}").format(sql.Identifier(self.schema)))
+        conn.execute(f"SET idle_in_transaction_session_timeout = '{IDLE_IN_TRANSACTION_S}s'")
+
+    def _ensure_schema(self, conn: psycopg.Connection) -> None:
+        version = stored_version(conn, self.schema)
+        if version is not None and version > SCHEMA_VERSION:
+            raise newer_schema(f"The team store at {self.location}", version)
+        if version != SCHEMA_VERSION:
+            migrate(conn, self.schema, f"The team store at {self.location}")
+
+    def _listen_connection(self) -> psycopg.Connection:
+        conn = psycopg.connect(self._url, **self._kwargs)
+        self._configure(conn)
+        return conn
+
+    @staticmethod
+    def _read_version(conn: psycopg.Connection) -> int:
+        row = conn.execute("SELECT version FROM approval_changes").fetchone()
+        return int(row[0]) if row else 0
+
+    def _error(self, exc: BaseException, *, opening: bool = False) -> StoreError:
+        where = f"The team store at {self.location}"
+        text = scrub(str(exc).strip(), self._url).replace("\n", " ")
+        state = getattr(exc, "sqlstate", None) or ""
+        if state in ("28P01", "28000") or "password authentication failed" in text:
+            return StoreError(
+                f"{where} refused the login ({text}): check the user in the URL and the "
+                "password in ~/.pgpass or PGPASSWORD.",
+                "denied",
+            )
+        if state == "42501":
+            return StoreError(
+                f"{where} does not let this user do that ({text}): ask its administrator to "
+                f"grant the user the use of schema {self.schema}.",
+                "denied",
+            )
+        if state == "3D000":
+            return StoreError(f"{where} has no such database ({text}).", "unusable")
+        if state == "53100":
+            return StoreError(f"{where} cannot be written: the server's disk is full.", "full")
+        if state == "53300":
+            return StoreError(
+                f"{where} has no connection to spare ({text}): try again in a moment.", "busy"
+            )
+        if isinstance(exc, PoolTimeout | psycopg.OperationalError) and not state.startswith(
+            "57014"
+        ):
+            what = "cannot be reached" if opening else "was lost and did not come back"
+            return StoreError(
+                f"{where} {what} ({text or type(exc).__name__}). Is the server up, and is this "
+                "machine allowed to reach it?",
+                "unreachable",
+            )
+        return StoreError(f"{where} failed: {text}", "unusable")
+
+    @contextmanager
+    def _connection(self) -> Iterator[psycopg.Connection]:
+        """A connection: the pool's; after a loss, one of its own for each call until
+        the pool hands one out again (its reconnection backs off for seconds, and a
+        server that is back should be used at once). Waits `reconnect_s` for the
+        server (only OUTAGE_WAIT_S once a call already gave up, until it answers)."""
+        if self._closed:
+            raise StoreError(f"The team store at {self.location} is closed.")
+        patience = OUTAGE_WAIT_S if self._outage_since is not None else self.reconnect_s
+        deadline = time.monotonic() + patience
+        delay = 0.05
+        last: BaseException | None = None
+        while True:
+            left = max(0.0, deadline - time.monotonic())
+            try:
+                conn = self._pool.getconn(timeout=0.01 if self._trouble else min(left, POOL_WAIT_S))
+                pooled = True
+                break
+            except PoolTimeout as exc:
+                last = exc
+            try:
+                conn = psycopg.connect(self._url, **self._kwargs)
+                self._configure(conn)
+                pooled = False
+                break
+            except psycopg.Error as exc:
+                last = exc
+            self._trouble = True
+            if time.monotonic() >= deadline:
+                if self._outage_since is None:
+                    self._outage_since = time.monotonic()
+                raise self._error(last) from None
+            time.sleep(min(delay, max(0.0, deadline - time.monotonic())))
+            delay = min(delay * 2, 0.5)
+        self._outage_since = None
+        if pooled:
+            self._trouble = False
+        try:
+            yield conn
+        finally:
+            if pooled:
+                self._pool.putconn(conn)
+            else:
+                conn.close()
+
+    def _call(self, fn: Callable[[psycopg.Connection], T], *, retry: bool = True) -> T:
+        """`fn` on a pooled connection; retried after a deadlock, and (when `retry`:
+        it must then be safe to run twice) after a lost connection, until `reconnect_s`."""
+        deadline = time.monotonic() + self.reconnect_s
+        delay = 0.05
+        for _ in range(1000):
+            try:
+                with self._connection() as conn:
+                    try:
+                        return fn(conn)
+                    except psycopg.Error as exc:
+                        if conn.broken or conn.closed:
+                            raise _ConnectionLost(exc) from exc
+                        raise
+            except _RETRYABLE:
+                time.sleep(random.uniform(0, delay))
+                continue
+            except _ConnectionLost as lost:
+                self._trouble = True
+                if not retry or time.monotonic() > deadline:
+                    raise self._error(lost.error) from None
+                time.sleep(delay)
+                delay = min(delay * 2, 1.0)
+            except psycopg.Error as exc:
+                raise self._error(exc) from None
+        raise StoreError(f"The team store at {self.location} kept failing: giving up.")
+
+    def close(self) -> None:
+        if self._closed:
+            return
+        self._closed = True
+        self._listener.close()
+        self._pool.close()
+
+    def __enter__(self) -> PostgresStore:
+        return self
+
+    def __exit__(self, *_: object) -> None:
+        self.close()
+
+    # ------------------------------------------------------------------ values
+    def put_items(self, stored: StoredItems) -> None:
+        def write(conn: psycopg.Connection) -> None:
+            now = time.time()
+            with conn.transaction():
+                conn.execute("DELETE FROM results WHERE ref = %s", (stored.ref,))
+                conn.execute(
+                    "INSERT INTO results (ref, kind, path, total, chunk_items, rest, run_id, "
+                    "bytes, created_at, used_at) VALUES (%s, %s, %s, %s, %s, %s, %s, %s, %s, %s)",
+                    (
+                        stored.ref,
+                        stored.kind,
+                        pg_text(stored.path),
+                        stored.total,
+                        stored.chunk_items,
+                        dumps(stored.rest) if stored.rest is not None else None,
+                        stored.run_id,
+                        stored.size,
+                        stored.created_at,
+                        now,
+                    ),
+                )
+                with conn.cursor() as cur:
+                    with cur.copy(
+                        "COPY result_chunks (ref, idx, data) FROM STDIN (FORMAT BINARY)"
+                    ) as copy:
+                        copy.set_types(["text", "int4", "bytea"])
+                        for i, text in enumerate(stored.chunks):
+                            copy.write_row((stored.ref, i, text.encode("utf-8", "surrogatepass")))
+                self._evict(conn, now, keep=stored.ref)
+
+        self._call(write)  # the same rows again if it is retried
+
+    def _evict(self, conn: psycopg.Connection, now: float, keep: str) -> None:
+        victims = [
+            ref
+            for (ref,) in conn.execute(
+                "SELECT ref FROM results WHERE created_at < %s AND ref <> %s",
+                (now - self.max_age_s, keep),
+            )
+        ]
+        row = conn.execute("SELECT COALESCE(SUM(bytes), 0) FROM results").fetchone()
+        total = int(row[0]) if row else 0
+        if total > self.max_bytes:
+            for ref, size in conn.execute("SELECT ref, bytes FROM results ORDER BY used_at ASC"):
+                if total <= self.max_bytes:
+                    break
+                if ref == keep or ref in victims:
+                    continue
+                victims.append(ref)
+                total -= size
+        if victims:  # in one order on every machine: two evictions never deadlock
+            conn.execute("DELETE FROM results WHERE ref = ANY(%s)", (sorted(victims),))
+
+    def _meta(self, conn: psycopg.Connection, ref: str) -> tuple[StoredItems, float] | None:
+        with conn.cursor(row_factory=dict_row) as cur:
+            row = cur.execute("SELECT * FROM results WHERE ref = %s", (ref,)).fetchone()
+        if row is None or time.time() - row["created_at"] > self.max_age_s:
+            return None
+        meta = StoredItems(
+            ref=ref,
+            path=row["path"],
+            total=row["total"],
+            chunks=[],
+            rest=json.loads(row["rest"]) if row["rest"] else None,
+            chunk_items=row["chunk_items"],
+            kind=row["kind"],
+            run_id=row["run_id"],
+            created_at=row["created_at"],
+        )
+        return meta, row["used_at"]
+
+    def _touch(self, conn: psycopg.Connection, ref: str, used_at: float) -> None:
+        now = time.time()
+        if used_at < now - TOUCH_EVERY_S:
+            conn.execute("UPDATE results SET used_at = %s WHERE ref = %s", (now, ref))
+
+    def get_items(self, ref: str) -> StoredItems | None:
+        def read(conn: psycopg.Connection) -> StoredItems | None:
+            found = self._meta(conn, ref)
+            if found is None:
+                return None
+            meta, used_at = found
+            meta.chunks = [
+                bytes(data).decode("utf-8", "surrogatepass")
+                for (data,) in conn.execute(
+                    "SELECT data FROM result_chunks WHERE ref = %s ORDER BY idx", (ref,)
+                )
+            ]
+            self._touch(conn, ref, used_at)
+            return meta
+
+        return self._call(read)
+
+    def get_chunks(self, ref: str, first: int, last: int) -> tuple[StoredItems, list[str]] | None:
+        def read(conn: psycopg.Connection) -> tuple[StoredItems, list[str]] | None:
+            found = self._meta(conn, ref)
+            if found is None:
+                return None
+            meta, used_at = found
+            chunks = [
+                bytes(data).decode("utf-8", "surrogatepass")
+                for (data,) in conn.execute(
+                    "SELECT data FROM result_chunks WHERE ref = %s AND idx BETWEEN %s AND %s "
+                    "ORDER BY idx",
+                    (ref, first, last),
+                )
+            ]
+            self._touch(conn, ref, used_at)
+            return meta, chunks
+
+        return self._call(read)
+
+    def stored_bytes(self) -> int:
+        """What stored values hold, in bytes (what `max_bytes` counts)."""
+        return self._call(
+            lambda conn: int(
+                conn.execute("SELECT COALESCE(SUM(bytes), 0) FROM results").fetchone()[0]  # type: ignore[index]
+            )
+        )
+
+    # ------------------------------------------------------------------ runs
+    def record_run(self, run: RunRecord) -> None:
+        envelope, cut = fit_envelope(run.envelope, self.max_envelope_bytes)
+        text = dumps(envelope)
+        preview = None
+        if len(text) > PREVIEW_BYTES:
+            preview = dumps(fit_envelope(envelope, PREVIEW_BYTES)[0])
+        source = pg_text(run.source)
+        row = {
+            "id": run.id,
+            "started_at": run.started_at,
+            "duration_ms": run.duration_ms,
+            "status": pg_text(run.status),
+            "source": source,
+            "host": pg_text(run.host),
+            "error_code": pg_text(run.error_code) if run.error_code else None,
+            "value_ref": run.value_ref,
+            "logs_ref": run.logs_ref,
+            "resumed_from": run.resumed_from,
+            "envelope": text,
+            "preview": preview,
+            "envelope_cut": bool(cut or run.envelope_cut),
+            "bytes": len(text) + len(source) + len(preview or ""),
+        }
+        upsert = sql.SQL(
+            "INSERT INTO runs ({}) VALUES ({}) ON CONFLICT (id) DO UPDATE SET {}"
+        ).format(
+            sql.SQL(", ").join(map(sql.Identifier, row)),
+            sql.SQL(", ").join(map(sql.Placeholder, row)),
+            sql.SQL(", ").join(
+                sql.SQL("{0} = EXCLUDED.{0}").format(sql.Identifier(c)) for c in row if c != "id"
+            ),
+        )
+
+        def write(conn: psycopg.Connection) -> None:
+            with conn.transaction():
+                conn.execute(upsert, row)
+                self._evict_runs(conn, keep=run.id)
+
+        self._call(write)
+
+    def _evict_runs(self, conn: psycopg.Connection, keep: str) -> None:
+        row = conn.execute("SELECT COALESCE(SUM(bytes), 0) FROM runs").fetchone()
+        total = int(row[0]) if row else 0
+        if total <= self.max_history_bytes:
+            return
+        victims = []
+        for run_id, size in conn.execute("SELECT id, bytes FROM runs ORDER BY started_at ASC"):
+            if total <= self.max_history_bytes:
+                break
+            if run_id == keep:
+                continue
+            victims.append(run_id)
+            total -= size
+        conn.execute("DELETE FROM runs WHERE id = ANY(%s)", (sorted(victims),))
+
+    def history_bytes(self) -> int:
+        """What the history holds, in bytes (what its budget counts)."""
+        return self._call(
+            lambda conn: int(
+                conn.execute("SELECT COALESCE(SUM(bytes), 0) FROM runs").fetchone()[0]  # type: ignore[index]
+            )
+        )
+
+    def list_runs(self, limit: int = 50, query: str | None = None) -> list[RunRecord]:
+        text = f"SELECT {_RUN_LISTED} FROM runs"
+        args: dict[str, Any] = {"limit": limit}
+        if query:
+            text += (
+                " WHERE source ILIKE %(like)s OR status ILIKE %(like)s"
+                " OR COALESCE(error_code, '') ILIKE %(like)s"
+            )
+            q = pg_text(query)
+            args["like"] = (
+                "%" + q.replace("\\", "\\\\").replace("%", "\\%").replace("_", "\\_") + "%"
+            )
+        text += " ORDER BY started_at DESC LIMIT %(limit)s"
+
+        def read(conn: psycopg.Connection) -> list[RunRecord]:
+            with conn.cursor(row_factory=dict_row) as cur:
+                return [_run(r) for r in cur.execute(text, args).fetchall()]  # type: ignore[call-overload]
+
+        return self._call(read)
+
+    def get_run(self, run_id: str) -> RunRecord | None:
+        def read(conn: psycopg.Connection) -> RunRecord | None:
+            with conn.cursor(row_factory=dict_row) as cur:
+                row = cur.execute("SELECT * FROM runs WHERE id = %s", (run_id,)).fetchone()
+            if row is None:
+                return None
+            row.pop("bytes", None)
+            row.pop("preview", None)
+            return _run(row)
+
+        return self._call(read)
+
+    # ------------------------------------------------------------------ approvals
+    @contextmanager
+    def _approval_rows(self) -> Iterator[_Rows]:
+        """One approval transaction (what ApprovalClaims' rules need); `_approval_tx`
+        adds the operation's record and its retry."""
+        with self._connection() as conn, conn.transaction():
+            rows = _Rows(conn, self.schema)
+            yield rows
+            self._bump(conn)
+
+    def _bump(self, conn: psycopg.Connection) -> None:
+        # Last: the counter's row lock is held only for the commit that follows.
+        row = conn.execute(
+            "UPDATE approval_changes SET version = version + 1 RETURNING version"
+        ).fetchone()
+        assert row is not None
+        conn.execute("SELECT pg_notify(%s, %s)", (self._channel, str(row[0])))
+
+    def _approval_tx(self, work: Callable[[ApprovalRows], T]) -> T:
+        """One approval operation, exactly once even if the connection is lost at commit.
+
+        The transaction records the operation's answer under `op`, holding an
+        advisory lock on `op` until it ends. A retry takes that lock first (so it
+        waits until the lost transaction is really over), then finds the answer
+        (committed: return it) or not (rolled back: do the work now)."""
+        op = "op_" + secrets.token_hex(12)
+        key = advisory_key(self.schema, "op", op)
+        first = True
+
+        def attempt(conn: psycopg.Connection) -> T:
+            nonlocal first
+            with conn.transaction():
+                conn.execute("SELECT pg_advisory_xact_lock(%s)", (key,))
+                if not first:
+                    found = conn.execute(
+                        "SELECT answer FROM approval_ops WHERE id = %s", (op,)
+                    ).fetchone()
+                    if found is not None:
+                        return _answer_of(found[0])  # type: ignore[no-any-return]
+                first = False
+                answer = work(_Rows(conn, self.schema))
+                conn.execute(
+                    f"INSERT INTO approval_ops (id, answer, done_at) VALUES (%s, %s, {_SERVER_NOW})",
+                    (op, _answer_text(answer)),
+                )
+                if random.random() < 0.02:  # answers are kept a day: enough for any retry
+                    conn.execute(
+                        f"DELETE FROM approval_ops WHERE done_at < {_SERVER_NOW} - %s",
+                        (OPS_KEPT_S,),
+                    )
+                self._bump(conn)
+            return answer
+
+        return self._call(attempt)
+
+    def approvals_version(self) -> int:
+        """A number that grows with every change to the approvals (from any machine)."""
+        return self._call(self._read_version)
+
+    def wait_approvals_change(self, since: int, timeout_s: float) -> int:
+        """Block until the approvals' version passes `since` (LISTEN: woken by the commit
+        itself, on every machine) or `timeout_s` passes; the version (`since` on a timeout)."""
+        if self._closed:
+            raise StoreError(f"The team store at {self.location} is closed.")
+        return self._listener.wait(since, timeout_s)
+
+    def watch_approvals(self, callback: Callable[[int], None]) -> Callable[[], None]:
+        """Call `callback(version)` (from the listening thread) on every change to the
+        approvals; returns the function that stops it. What `wait_for_approvals_change`
+        uses, so a coroutine waiting holds no thread."""
+        if self._closed:
+            raise StoreError(f"The team store at {self.location} is closed.")
+        return self._listener.watch(callback)
+
+    def add_approvals(self, approvals: list[PendingApproval]) -> None:
+        def write(conn: psycopg.Connection) -> None:
+            with conn.transaction():
+                _Rows(conn, self.schema).insert(approvals)
+                self._bump(conn)
+
+        self._call(write)  # an id already there is left as it is: safe to retry
+
+    def _select_approvals(self, where: str, args: dict[str, Any]) -> list[PendingApproval]:
+        text = (
+            f"SELECT *, {_SERVER_NOW} AS server_now FROM approvals WHERE {where} "
+            "ORDER BY created_at, id"
+        )
+
+        def read(conn: psycopg.Connection) -> list[PendingApproval]:
+            with conn.cursor(row_factory=dict_row) as cur:
+                rows = cur.execute(text, args).fetchall()  # type: ignore[call-overload]
+            return [_approval(r, r["server_now"]) for r in rows]
+
+        return self._call(read)
+
+    def list_approvals(self, status: str | None = "pending") -> list[PendingApproval]:
+        now = _SERVER_NOW
+        where, args = {
+            None: ("true", {}),
+            "pending": (_PENDING_SQL.format(now=now), {}),
+            "stuck": (_STUCK_SQL.format(now=now), {}),
+            "open": (_OPEN_SQL, {}),
+        }.get(status, ("status = %(status)s", {"status": status}))
+        return self._select_approvals(where, args)
+
+    def get_approval(self, approval_id: str) -> PendingApproval | None:
+        found = self._select_approvals("id = %(id)s", {"id": approval_id})
+        return found[0] if found else None
+
+    # ------------------------------------------------------------------ continuations
+    def consume_continuation(self, digest: str, expires_at: float) -> bool:
+        """True the first time this continuation is used, on any machine; False ever
+        after (until it expires). A retry after a lost commit knows its own use."""
+        me = secrets.token_hex(12)
+
+        def consume(conn: psycopg.Connection) -> bool:
+            with conn.transaction():
+                now = time.time()
+                conn.execute("DELETE FROM consumed_continuations WHERE expires_at < %s", (now,))
+                conn.execute(
+                    "INSERT INTO consumed_continuations (digest, expires_at, consumed_at, "
+                    "consumed_by) VALUES (%s, %s, %s, %s) ON CONFLICT (digest) DO NOTHING",
+                    (digest, expires_at, now, me),
+                )
+                row = conn.execute(
+                    "SELECT consumed_by FROM consumed_continuations WHERE digest = %s", (digest,)
+                ).fetchone()
+            return row is not None and row[0] == me
+
+        return self._call(consume)
+
+
+__all__ = ["PostgresStore", "pg_text"]

@@ -9,9 +9,15 @@
     "app.run" = "ctrl+r"              # binding id = keys
     [store]
     max_bytes = 2147483648
+    url = "postgresql://alice@db.internal/runrepl"   # a team's server (default: SQLite)
+    [approvals]
+    name = "alice"                    # who you are in the approvals audit
+    [approvals.deciders]
+    "bank" = ["alice", "bob"]         # only they decide bank.* approvals
 
-Environment overrides: RUN_REPL_HOST, RUN_REPL_THEME. A bad file never stops
-the program: it says what is wrong, once, and uses the defaults.
+Environment overrides: RUN_REPL_HOST, RUN_REPL_THEME, RUN_REPL_STORE_URL,
+RUN_REPL_APPROVER. A bad file never stops the program: it says what is wrong,
+once, and uses the defaults.
 
 Reading uses the standard library's `tomllib`; writing (the theme picked in
 the app) uses tomlkit, as harlequin does, because a person's comments, key
@@ -25,7 +31,7 @@ import tomllib
 from pathlib import Path
 from typing import Any
 
-from pydantic import BaseModel, ConfigDict, Field, ValidationError
+from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
 
 from .paths import config_dir
 from .present.files import atomic_write_text
@@ -40,12 +46,35 @@ class ConfigWriteError(OSError):
 
 
 class StoreSettings(BaseModel):
-    model_config = ConfigDict(extra="forbid")
+    model_config = ConfigDict(extra="forbid", populate_by_name=True)
 
     max_bytes: int = Field(1 << 30, ge=1 << 20)
     """How much the store keeps (values, history) before the oldest goes."""
     max_age_days: float = Field(30, gt=0)
     """How long a stored value or run is kept."""
+    url: str | None = None
+    """A team's PostgreSQL server (postgresql://USER@HOST/DATABASE) that every machine
+    shares; without it, SQLite in the data directory. Its password belongs in
+    ~/.pgpass, or this file must be yours alone (0600)."""
+    db_schema: str = Field("run_repl", alias="schema", pattern=r"^[a-z_][a-z0-9_]{0,62}$")
+    """The schema of that server the store keeps its tables in."""
+
+    @field_validator("url")
+    @classmethod
+    def _server_url(cls, value: str | None) -> str | None:
+        from .store.store_url import check_url
+
+        return check_url(value) if value else None
+
+
+class ApprovalSettings(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+
+    name: str | None = Field(None, min_length=1, max_length=200)
+    """Who you are in the approvals audit (default: your OS user name)."""
+    deciders: dict[str, list[str]] = Field(default_factory=dict)
+    """Namespace (a host path such as "bank" or "documents.publish", or "*") = the
+    names who may decide its approvals; the longest matching namespace applies."""
 
 
 class Settings(BaseModel):
@@ -62,6 +91,7 @@ class Settings(BaseModel):
     keymap: dict[str, str] = Field(default_factory=dict)
     """Binding id = keys, for the IDE."""
     store: StoreSettings = Field(default_factory=StoreSettings)
+    approvals: ApprovalSettings = Field(default_factory=ApprovalSettings)
 
     def limits_model(self, **overrides: int | None) -> Limits:
         """These limits with the given fields replaced (None leaves a field as it is);
@@ -74,11 +104,17 @@ class Settings(BaseModel):
         self, environ: os._Environ[str] | dict[str, str] | None = None
     ) -> Settings:
         env = os.environ if environ is None else environ
-        update = {
+        update: dict[str, Any] = {
             key: env[name]
             for key, name in (("host", "RUN_REPL_HOST"), ("theme", "RUN_REPL_THEME"))
             if env.get(name)
         }
+        if env.get("RUN_REPL_STORE_URL"):
+            update["store"] = self.store.model_copy(update={"url": env["RUN_REPL_STORE_URL"]})
+        if env.get("RUN_REPL_APPROVER"):
+            update["approvals"] = self.approvals.model_copy(
+                update={"name": env["RUN_REPL_APPROVER"]}
+            )
         return self.model_copy(update=update) if update else self
 
 

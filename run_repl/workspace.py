@@ -12,15 +12,17 @@ that says what to do, raised before anything else is opened.
 
 from __future__ import annotations
 
+import asyncio
 import os
 import secrets
+import shlex
 import tempfile
 from dataclasses import dataclass, field
 from pathlib import Path
 from types import TracebackType
 from typing import Any
 
-from .config import Settings, load_settings
+from .config import Settings, config_path, load_settings
 from .host.loader import LoadedHost, load_host
 from .paths import data_dir
 from .present.approvals import SessionApprovals, approve_command, default_data_dir_flag
@@ -46,11 +48,14 @@ class Workspace:
     warnings: list[str] = field(default_factory=list)
     session_approvals: SessionApprovals = field(default_factory=SessionApprovals)
     """Host paths approved "for the rest of this session" (the REPL and the IDE share the rule)."""
+    store_flag: str | None = None
+    """The --store URL this workspace was opened with, if any (commands it prints repeat it)."""
 
     async def run(self, source: str, **kwargs: Any) -> RunResult:
         """Run a snippet against the host; keep it in the history, and its approvals."""
         result = await self.runner.run(source, self.host.functions, **kwargs)
-        self.remember(result, source)
+        # Off the event loop: a team store may wait for a lost connection to come back.
+        await asyncio.to_thread(self.remember, result, source)
         return result
 
     def remember(self, result: RunResult, source: str) -> None:
@@ -61,7 +66,10 @@ class Workspace:
             self.warnings.append(f"could not record the run in {self.store.location}: {exc}")
 
     async def decide(self, decisions: dict[str, Any], **kwargs: Any) -> RunResult:
-        """Approve (True) or deny (False) pending approvals, and resume their run."""
+        """Approve (True) or deny (False) pending approvals, and resume their run, as the
+        person the settings name, under the settings' approvals policy."""
+        kwargs.setdefault("approver", self.settings.approvals.name)
+        kwargs.setdefault("deciders", self.settings.approvals.deciders)
         return await decide(self.store, self.runner, self.host.functions, decisions, **kwargs)
 
     @property
@@ -86,15 +94,26 @@ class Workspace:
 
     def approve_command(self, approval_id: str, action: str = "approve") -> str:
         """The shell command that decides `approval_id` later, with the flags it needs."""
-        return approve_command(
+        command = approve_command(
             approval_id,
             host=None if self.host.is_demo else self.host.name,
             data_dir=default_data_dir_flag(self.data_dir, data_dir()),
             action=action,
         )
+        if self.store_flag:
+            from .store.store_url import has_password
+
+            shown = "'<the same --store URL>'" if has_password(self.store_flag) else self.store_flag
+            command += f" --store {shlex.quote(shown) if shown == self.store_flag else shown}"
+        return command
 
     def close(self) -> None:
-        self.runner.flush()
+        """Write what is still on its way to the store, then close it (a server
+        store's connections and listening thread end with it)."""
+        try:
+            self.runner.flush()
+        finally:
+            self.store.close()
 
     def __enter__(self) -> Workspace:
         return self
@@ -135,9 +154,13 @@ def open_workspace(
     data_dir_override: str | None = None,
     timeout_ms: int | None = None,
     memory_mb: int | None = None,
+    store_url: str | None = None,
 ) -> Workspace:
     """Raises WorkspaceError for an unusable data directory or secret, HostLoadError
-    for a bad --host, pydantic ValidationError for bad limits."""
+    for a bad --host, pydantic ValidationError for bad limits.
+
+    The store: `store_url` (--store), else RUN_REPL_STORE_URL, else the config's
+    [store] url (a team's PostgreSQL server), else SQLite in the data directory."""
     settings, problem = load_settings()
     warnings = [problem] if problem else []
     directory = data_dir(data_dir_override)
@@ -146,9 +169,17 @@ def open_workspace(
         timeout_ms=timeout_ms, memory_bytes=memory_mb * MIB if memory_mb is not None else None
     )
     secret = _secret(directory, warnings)
-    store, warning = open_store(
-        directory, max_bytes=settings.store.max_bytes, max_age_s=settings.store.max_age_days * 86400
-    )
+    url, refused = _store_url(store_url, settings, warnings)
+    if refused:
+        store, warning = MemoryStore(location="memory (the team store's URL was refused)"), refused
+    else:
+        store, warning = open_store(
+            directory,
+            max_bytes=settings.store.max_bytes,
+            max_age_s=settings.store.max_age_days * 86400,
+            url=url,
+            schema=settings.store.db_schema,
+        )
     if warning:
         warnings.append(warning)
     host = load_host(
@@ -156,7 +187,47 @@ def open_workspace(
     )
     # The store is the runner's continuation store too: each token resumes its run once.
     runner = create_runner(limits=limits, store=store, continuation_store=store, secret=secret)
-    return Workspace(settings, store, host, runner, directory, warnings)
+    return Workspace(settings, store, host, runner, directory, warnings, store_flag=store_url)
+
+
+def _store_url(
+    given: str | None, settings: Settings, warnings: list[str]
+) -> tuple[str | None, str | None]:
+    """The team store's URL and where it came from; and why it is refused, if it is.
+
+    A password must not sit where others can read it: in the config file only if
+    the file is the user's own and private (0600); on the command line, a warning
+    (other users see it in `ps`)."""
+    from .store.store_url import has_password, mask
+
+    if given:
+        if has_password(given):
+            warnings.append(
+                f"--store {mask(given)}: a password on the command line can be seen by other "
+                "users of this machine; put it in ~/.pgpass (or PGPASSWORD) instead."
+            )
+        return given, None
+    url = settings.store.url
+    if not url or os.environ.get("RUN_REPL_STORE_URL") or not has_password(url):
+        return url, None
+    path = config_path()
+    try:
+        info = path.stat()
+    except OSError:
+        return url, None
+    mine = not hasattr(os, "getuid") or info.st_uid == os.getuid()
+    if mine and not info.st_mode & 0o077:
+        return url, None
+    why = (
+        "belongs to another user"
+        if not mine
+        else f"can be read by others (mode {info.st_mode & 0o777:o})"
+    )
+    return url, (
+        f"{path} holds the team store's password ({mask(url)}) and {why}: the store is not "
+        f"opened. `chmod 600 {path}`, or move the password to ~/.pgpass. Running with an "
+        "in-memory store: results, history and approvals are NOT saved."
+    )
 
 
 def _secret(directory: Path, warnings: list[str]) -> bytes:

@@ -9,8 +9,8 @@
     run-repl repl                   the line REPL
     run-repl mcp [--http [HOST:]PORT]  the MCP server, for AI agents
 
-Options common to every command (`--host`, `--data-dir`, `--timeout-ms`,
-`--memory-mb`) may come before or after the command word. Everything is said
+Options common to every command (`--host`, `--data-dir`, `--store`,
+`--timeout-ms`, `--memory-mb`) may come before or after the command word. Everything is said
 through `run_repl.present`, so it reads as the line REPL and the IDE say it,
 and guest-derived text is sanitized on its way to the terminal.
 """
@@ -44,6 +44,7 @@ from .present import (
 from .present.exit_codes import exit_codes_help
 from .present.rich_render import TerminalWriter
 from .present.shell import Output, SourceError, read_source, source_too_large, write_run
+from .store.store_error import StoreError
 
 MAX_OFFSET = (1 << 63) - 1  # SQLite's largest integer
 MAX_HISTORY = 10_000
@@ -91,6 +92,13 @@ def common_options(*, after_command: bool) -> argparse.ArgumentParser:
     group.add_argument(
         "--data-dir",
         help="where the store, history and approvals live (default: the user data dir)",
+        **default,
+    )
+    group.add_argument(
+        "--store",
+        metavar="URL",
+        help="a team's PostgreSQL store, postgresql://USER@HOST/DB (default: RUN_REPL_STORE_URL, "
+        "the config's [store] url, else SQLite in the data dir)",
         **default,
     )
     group.add_argument(
@@ -244,6 +252,7 @@ def _workspace(args: argparse.Namespace, output: Output) -> Any:
             data_dir_override=args.data_dir,
             timeout_ms=args.timeout_ms,
             memory_mb=args.memory_mb,
+            store_url=args.store,
         )
     except (HostLoadError, WorkspaceError) as exc:
         raise UsageError(f"run-repl: {exc}") from None
@@ -252,6 +261,21 @@ def _workspace(args: argparse.Namespace, output: Output) -> Any:
     output.seen_warnings = 0
     output.warnings(ws.warnings)
     return ws
+
+
+def _stored_only(ws: Any, output: Output, what: str) -> bool:
+    """For commands that only read or decide what is stored: False (said why) when the
+    store could not be opened and this process runs on an empty one in memory."""
+    if ws.persistent:
+        return True
+    output.err.line(
+        styled(
+            "error",
+            f"run-repl: the store could not be opened (see above), so there are no {what} "
+            f"to show or decide here ({ws.store.location}).",
+        )
+    )
+    return False
 
 
 def _write_run(result: Any, source: str | None, ws: Any, output: Output, as_json: bool) -> int:
@@ -314,6 +338,8 @@ def _approvals(args: argparse.Namespace, output: Output) -> int:
     from .store.approval_flow import describe_state, recover
 
     with _workspace(args, output) as ws:
+        if not _stored_only(ws, output, "approvals"):
+            return ExitCode.ERROR
         if args.action == "list":
             # The open ones: pending, queued, being resumed, and stuck (with how to recover).
             items = ws.store.list_approvals(status=None if args.all else "open")
@@ -386,6 +412,8 @@ def _approvals(args: argparse.Namespace, output: Output) -> int:
 
 def _history(args: argparse.Namespace, output: Output) -> int:
     with _workspace(args, output) as ws:
+        if not _stored_only(ws, output, "past runs"):
+            return ExitCode.ERROR
         runs = ws.store.list_runs(limit=args.limit, query=args.search)
     if args.json:
         output.out.text(safe_json([r.model_dump(mode="json", exclude={"envelope"}) for r in runs]))
@@ -594,6 +622,9 @@ def main(argv: Sequence[str] | None = None) -> int:
     except BrokenPipeError:
         _quiet_broken_pipe()
         return ExitCode.BROKEN_PIPE
+    except StoreError as exc:  # the store failed after it opened (a server gone, a disk full)
+        output.err.line(styled("error", f"run-repl: {exc}"))
+        return ExitCode.ERROR
     except sqlite3.DatabaseError as exc:
         output.err.line(
             styled(

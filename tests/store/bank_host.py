@@ -14,6 +14,10 @@ from run_repl import requires_approval
 
 def _db() -> sqlite3.Connection:
     conn = sqlite3.connect(os.environ["BANK_DB"], timeout=60, isolation_level=None)
+    # A row is in the file once its write returns, which is all a killed process needs
+    # (an OS crash is not a story here); WAL lets many approver processes write at once.
+    conn.execute("PRAGMA journal_mode = WAL")
+    conn.execute("PRAGMA synchronous = OFF")
     conn.execute("CREATE TABLE IF NOT EXISTS ledger (tag TEXT, what TEXT, amount INTEGER)")
     return conn
 

@@ -1,36 +1,84 @@
-"""Fixtures of the store tests: both stores, a runner over one, the counting bank."""
+"""Fixtures of the store tests: every store (SQLite, memory, PostgreSQL), a runner over
+one, the counting bank.
+
+`store` runs a test on all three; `durable_spec` on the two that outlive a process
+(what child processes open by spec). PostgreSQL is the server tests/conftest.py
+starts for the session (or `.ci/run`'s), one fresh schema per test. Without a
+server the PostgreSQL cases skip, except in CI, where they fail."""
 
 from __future__ import annotations
 
+import os
 from collections.abc import Iterator
 from pathlib import Path
 from types import ModuleType
 from typing import Any
 
 import pytest
+from store_kinds import ALL, CI_ENV, DURABLE, drop, new_schema, open_spec, pg_url
 
 from run_repl.sandbox.runner import Runner
-from run_repl.store import MemoryStore, SqliteStore, Store
+from run_repl.store import Store
 from run_repl.store.approval_flow import save_interrupted, store_runner
 
 SECRET = "s" * 40
 HOST = "bank_host:HOSTS"
+HERE = Path(__file__).parent
+
+
+def need_postgres() -> str:
+    """The test server's URL; skip (fail in CI) without one."""
+    url = pg_url()
+    if url:
+        return url
+    if os.environ.get(CI_ENV):
+        pytest.fail("no PostgreSQL test server in CI: .ci/run starts one (RUN_REPL_TEST_PG_URL)")
+    pytest.skip("no PostgreSQL server programs here: install Debian's postgresql to run these")
+
+
+def make_spec(kind: str, tmp_path: Path) -> str:
+    if kind == "postgres":
+        need_postgres()
+        return f"postgres:{new_schema()}"
+    if kind == "sqlite":
+        return f"sqlite:{tmp_path / 'run-repl.sqlite3'}"
+    return "memory:"
 
 
 @pytest.fixture
 def bank(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> ModuleType:
     monkeypatch.setenv("BANK_DB", str(tmp_path / "bank.sqlite3"))
-    monkeypatch.syspath_prepend(str(Path(__file__).parent))
+    monkeypatch.syspath_prepend(str(HERE))
     import bank_host
 
     return bank_host
 
 
-@pytest.fixture(params=["sqlite", "memory"])
-def store(request: pytest.FixtureRequest, tmp_path: Path) -> Iterator[Store]:
-    made: Store = (
-        SqliteStore(tmp_path / "run-repl.sqlite3") if request.param == "sqlite" else MemoryStore()
-    )
+@pytest.fixture(params=ALL)
+def spec(request: pytest.FixtureRequest, tmp_path: Path) -> Iterator[str]:
+    made = make_spec(request.param, tmp_path)
+    yield made
+    drop(made)
+
+
+@pytest.fixture(params=DURABLE)
+def durable_spec(request: pytest.FixtureRequest, tmp_path: Path) -> Iterator[str]:
+    """A store that child processes (other machines, as far as the store can tell) open too."""
+    made = make_spec(request.param, tmp_path)
+    yield made
+    drop(made)
+
+
+@pytest.fixture
+def postgres_spec(tmp_path: Path) -> Iterator[str]:
+    made = make_spec("postgres", tmp_path)
+    yield made
+    drop(made)
+
+
+@pytest.fixture
+def store(spec: str) -> Iterator[Store]:
+    made = open_spec(spec)
     yield made
     made.close()
 

@@ -1,16 +1,14 @@
 """Every approval write bumps a version any process can see: what an inbox and a
-waiting agent watch."""
+waiting agent watch (a server store pushes it: LISTEN/NOTIFY)."""
 
 from __future__ import annotations
 
 import asyncio
 import sys
-import time
-from pathlib import Path
 
-import pytest
+from store_kinds import CHILD_PRELUDE, open_spec
 
-from run_repl.store import MemoryStore, SqliteStore
+from run_repl.store import Store
 from run_repl.store.approval_flow import wait_for_approvals_change
 from run_repl.store.records import PendingApproval
 
@@ -21,23 +19,18 @@ def approval(aid: str) -> PendingApproval:
     )
 
 
-@pytest.fixture(params=["sqlite", "memory"])
-def store(request: pytest.FixtureRequest, tmp_path: Path):  # type: ignore[no-untyped-def]
-    made = SqliteStore(tmp_path / "s.sqlite3") if request.param == "sqlite" else MemoryStore()
-    yield made
-    made.close()
-
-
-def test_each_approval_write_bumps_the_version(store) -> None:  # type: ignore[no-untyped-def]
+def test_each_approval_write_bumps_the_version(store: Store) -> None:
     before = store.approvals_version()
     store.add_approvals([approval("int_1")])
     after = store.approvals_version()
     assert after > before
     store.list_approvals()  # reading changes nothing
     assert store.approvals_version() == after
+    store.claim_batch({"int_1": True}, claim_id="c", claimed_by="a", decided_by="a", ttl_s=60)
+    assert store.approvals_version() > after
 
 
-async def test_a_waiter_wakes_on_a_change_and_times_out_without_one(store) -> None:  # type: ignore[no-untyped-def]
+async def test_a_waiter_wakes_on_a_change_and_times_out_without_one(store: Store) -> None:
     since = store.approvals_version()
     assert await wait_for_approvals_change(store, since, 0.1) == since
 
@@ -46,26 +39,50 @@ async def test_a_waiter_wakes_on_a_change_and_times_out_without_one(store) -> No
         await asyncio.to_thread(store.add_approvals, [approval("int_2")])
 
     task = asyncio.create_task(later())
-    changed = await wait_for_approvals_change(store, since, 10)
+    changed = await wait_for_approvals_change(store, since, 30)
     await task
     assert changed > since
 
 
-async def test_a_change_from_another_process_is_seen(tmp_path: Path) -> None:
-    path = tmp_path / "s.sqlite3"
-    store = SqliteStore(path)
+async def test_many_waiters_all_wake_on_one_change(store: Store) -> None:
     since = store.approvals_version()
-    writer = (
-        "import sys; from run_repl.store import SqliteStore; "
-        "from run_repl.store.records import PendingApproval as P; "
-        "s = SqliteStore(sys.argv[1]); "
-        "s.add_approvals([P(id='int_x', run_id='r', source='1', path='a.b', message='m', continuation='t')])"
-    )
-    started = time.monotonic()
-    proc = await asyncio.create_subprocess_exec(sys.executable, "-c", writer, str(path))
-    changed = await wait_for_approvals_change(store, since, 30)
-    await proc.wait()
-    assert proc.returncode == 0 and changed > since
-    assert time.monotonic() - started < 30
+    waiters = [asyncio.create_task(wait_for_approvals_change(store, since, 30)) for _ in range(20)]
+    await asyncio.sleep(0.2)
+    await asyncio.to_thread(store.add_approvals, [approval("int_3")])
+    woken = await asyncio.gather(*waiters)
+    assert all(v > since for v in woken)
+
+
+WRITER = (
+    CHILD_PRELUDE.format(here=str(__import__("pathlib").Path(__file__).parent))
+    + """
+from run_repl.store.records import PendingApproval as P
+s = open_spec(sys.argv[1])
+s.add_approvals([P(id='int_x', run_id='r', source='1', path='a.b', message='m', continuation='t')])
+s.close()
+"""
+)
+
+
+async def test_a_change_from_another_process_is_seen(durable_spec: str) -> None:
+    store = open_spec(durable_spec)
+    since = store.approvals_version()
+    waiting = asyncio.create_task(wait_for_approvals_change(store, since, 60))
+    proc = await asyncio.create_subprocess_exec(sys.executable, "-c", WRITER, durable_spec)
+    assert await proc.wait() == 0
+    changed = await waiting
+    assert changed > since
     assert store.get_approval("int_x") is not None
+    store.close()
+
+
+def test_a_server_store_pushes_changes_rather_than_being_asked(postgres_spec: str) -> None:
+    # wait_for_approvals_change polls a store only when it cannot push.
+    store = open_spec(postgres_spec)
+    assert callable(getattr(store, "wait_approvals_change", None))
+    since = store.approvals_version()
+    other = open_spec(postgres_spec)
+    other.add_approvals([approval("int_p")])
+    assert store.wait_approvals_change(since, 30) > since  # type: ignore[attr-defined]
+    other.close()
     store.close()

@@ -1,5 +1,6 @@
 """Approvals against the bad days: kill -9 and Ctrl-C of the approver mid-resume, a full
-disk at each write, and two approver processes racing over one run (redteam H1, M2, M7)."""
+disk at each write, and two approver processes racing over one run (redteam H1, M2, M7);
+the process stories on every durable store (SQLite, PostgreSQL)."""
 
 from __future__ import annotations
 
@@ -15,9 +16,10 @@ from types import ModuleType
 from typing import Any
 
 import pytest
+from store_kinds import CHILD_PRELUDE, execute, open_spec
 
 from run_repl.sandbox.runner import Runner
-from run_repl.store import ApprovalConflict, ApprovalStuck, SqliteStore, StoreError
+from run_repl.store import ApprovalConflict, ApprovalStuck, SqliteStore, Store, StoreError
 from run_repl.store.approval_flow import (
     decide,
     describe_state,
@@ -78,7 +80,7 @@ def full_during(fake: FullDisk, fn: Callable[..., Any]) -> Callable[..., Any]:
     return wrapped
 
 
-async def paused(store: SqliteStore, runner: Runner, bank: ModuleType, source: str) -> Any:
+async def paused(store: Store, runner: Runner, bank: ModuleType, source: str) -> Any:
     first = await runner.run(source, bank.HOSTS)
     assert first.status == "interrupted", first.error
     return save_interrupted(store, first, source=source, host=HOST)
@@ -137,7 +139,7 @@ async def test_disk_full_when_recording_the_outcome_shows_the_result_and_never_r
         await decide(store, runner, bank.HOSTS, {approval.id: True})
     with pytest.raises(ApprovalConflict, match="being resumed"):
         recover(store, approval.id, approver="ops")
-    expire_claims(store)
+    expire_claims(f"sqlite:{store.path}")
     assert [a.id for a in store.list_approvals("stuck")] == [approval.id]
     assert describe_state(store.get_approval(approval.id)).startswith("STUCK")
     with pytest.raises(ApprovalStuck, match="approvals recover"):
@@ -147,22 +149,22 @@ async def test_disk_full_when_recording_the_outcome_shows_the_result_and_never_r
     assert bank.rows() == [("after", 6)]
 
 
-def expire_claims(store: SqliteStore) -> None:
+def expire_claims(spec: str) -> None:
     """Time passes: every claim runs out."""
-    with store._tx() as db:
-        db.execute("UPDATE approvals SET claim_expires_at = 0 WHERE claim_expires_at IS NOT NULL")
+    execute(spec, "UPDATE approvals SET claim_expires_at = 0 WHERE claim_expires_at IS NOT NULL")
 
 
 # ------------------------------------------------------------------ the approver killed, or Ctrl-C
 
 
-APPROVER = """
-import asyncio, json, sys
-sys.path.insert(0, sys.argv[1])
+APPROVER = (
+    CHILD_PRELUDE.format(here=str(HERE))
+    + """
+import asyncio, json
 import bank_host
-from run_repl.store import SqliteStore, ApprovalConflict
+from run_repl.store import ApprovalConflict
 from run_repl.store.approval_flow import decide, store_runner
-store = SqliteStore(sys.argv[2])
+store = open_spec(sys.argv[2])
 runner = store_runner(store, secret="s" * 40)
 try:
     result = asyncio.run(decide(store, runner, bank_host.HOSTS, {sys.argv[3]: True}, approver=sys.argv[4]))
@@ -170,35 +172,38 @@ try:
 except ApprovalConflict as exc:
     print(json.dumps({"conflict": str(exc)}))
 """
+)
 
 
-def start_approver(db: Path, approval_id: str, name: str = "proc") -> subprocess.Popen[str]:
+def start_approver(spec: str, approval_id: str, name: str = "proc") -> subprocess.Popen[str]:
     return subprocess.Popen(
-        [sys.executable, "-c", APPROVER, str(HERE), str(db), approval_id, name],
+        [sys.executable, "-c", APPROVER, str(HERE), spec, approval_id, name],
         stdout=subprocess.PIPE,
         stderr=subprocess.PIPE,
         text=True,
     )
 
 
-def wait_status(db: Path, approval_id: str, status: str, timeout: float = 60) -> None:
+def wait_status(spec: str, approval_id: str, status: str, timeout: float = 60) -> None:
     deadline = time.monotonic() + timeout
-    with SqliteStore(db) as store:
+    store = open_spec(spec)
+    try:
         while store.get_approval(approval_id).status != status:
             assert time.monotonic() < deadline, f"{approval_id} never became {status}"
             time.sleep(0.02)
+    finally:
+        store.close()
 
 
 async def test_kill_9_mid_resume_is_stuck_then_recovered_and_never_runs_twice(
-    tmp_path: Path, bank: ModuleType
+    durable_spec: str, bank: ModuleType
 ) -> None:
-    db = tmp_path / "run-repl.sqlite3"
-    store = SqliteStore(db)
+    store = open_spec(durable_spec)
     runner = store_runner(store, secret=SECRET)
     [approval] = await paused(store, runner, bank, "return await bank.transfer(1, 'kill', 5)")
-    proc = start_approver(db, approval.id)
+    proc = start_approver(durable_spec, approval.id)
     try:
-        wait_status(db, approval.id, "executing")
+        wait_status(durable_spec, approval.id, "executing")
         time.sleep(0.2)
     finally:
         proc.kill()
@@ -207,7 +212,7 @@ async def test_kill_9_mid_resume_is_stuck_then_recovered_and_never_runs_twice(
     assert store.get_approval(approval.id).state() == "executing"
     with pytest.raises(ApprovalConflict):
         await decide(store, runner, bank.HOSTS, {approval.id: False})
-    expire_claims(store)
+    expire_claims(durable_spec)
     assert [a.id for a in store.list_approvals("stuck")] == [approval.id]
     [ended] = recover(store, approval.id, approver="ops")
     assert ended.status == "unfinished" and ended.outcome == "unknown"
@@ -217,20 +222,19 @@ async def test_kill_9_mid_resume_is_stuck_then_recovered_and_never_runs_twice(
 
 
 async def test_kill_9_before_the_guard_frees_the_claim_for_the_same_decision(
-    tmp_path: Path, bank: ModuleType
+    durable_spec: str, bank: ModuleType
 ) -> None:
-    db = tmp_path / "run-repl.sqlite3"
-    store = SqliteStore(db)
+    store = open_spec(durable_spec)
     runner = store_runner(store, secret=SECRET)
     slow = "let s = 0; for (let i = 0; i < 3e7; i++) s += i\nreturn await bank.transfer(2, 'early')"
     [approval] = await paused(store, runner, bank, slow)
-    proc = start_approver(db, approval.id, "alice")
+    proc = start_approver(durable_spec, approval.id, "alice")
     try:
-        wait_status(db, approval.id, "claimed")
+        wait_status(durable_spec, approval.id, "claimed")
     finally:
         proc.kill()
         proc.wait()
-    expire_claims(store)
+    expire_claims(durable_spec)
     seen = store.get_approval(approval.id)
     assert seen.state() == "queued" and seen.decided_by == "alice"  # her decision is kept
     with pytest.raises(ApprovalConflict, match="approve by alice"):
@@ -242,13 +246,12 @@ async def test_kill_9_before_the_guard_frees_the_claim_for_the_same_decision(
 
 
 async def test_ctrl_c_mid_resume_leaves_it_final_and_the_call_ran_once(
-    tmp_path: Path, bank: ModuleType
+    durable_spec: str, bank: ModuleType
 ) -> None:
-    db = tmp_path / "run-repl.sqlite3"
-    store = SqliteStore(db)
+    store = open_spec(durable_spec)
     runner = store_runner(store, secret=SECRET)
     [approval] = await paused(store, runner, bank, "return await bank.transfer(3, 'sigint', 1)")
-    proc = start_approver(db, approval.id)
+    proc = start_approver(durable_spec, approval.id)
     deadline = time.monotonic() + 60
     while not bank.rows("start"):  # the approved call is running
         assert time.monotonic() < deadline and proc.poll() is None
@@ -260,7 +263,7 @@ async def test_ctrl_c_mid_resume_leaves_it_final_and_the_call_ran_once(
     assert (
         after.status == "unfinished"
     )  # redteam H1: back to pending, and re-approving ran it again
-    again = start_approver(db, approval.id)
+    again = start_approver(durable_spec, approval.id)
     out, err = again.communicate(timeout=60)
     assert "already unfinished" in json.loads(out)["conflict"], err
     assert bank.rows() == [("sigint", 3)]
@@ -269,14 +272,14 @@ async def test_ctrl_c_mid_resume_leaves_it_final_and_the_call_ran_once(
 # ------------------------------------------------------------------ two approver processes racing
 
 
-RACER = """
-import asyncio, json, sys, time
+RACER = (
+    CHILD_PRELUDE.format(here=str(HERE))
+    + """
+import asyncio, json, time
 from pathlib import Path
-sys.path.insert(0, sys.argv[1])
 import bank_host
-from run_repl.store import SqliteStore
 from run_repl.store.approval_flow import resolve, store_runner
-store = SqliteStore(sys.argv[2])
+store = open_spec(sys.argv[2])
 runner = store_runner(store, secret="s" * 40)
 me, other, ids = sys.argv[3], sys.argv[4], json.loads(sys.argv[5])
 flags = Path(sys.argv[6])
@@ -292,15 +295,15 @@ async def main():
 
 asyncio.run(main())
 """
+)
 
 
 async def test_two_processes_approving_the_two_approvals_of_one_run_complete_it(
-    tmp_path: Path, bank: ModuleType
+    durable_spec: str, tmp_path: Path, bank: ModuleType
 ) -> None:
     # redteam M7: 2 of 3 trials stranded the run (both calls ran, the rest of the snippet never did).
-    trials = 24
-    db = tmp_path / "run-repl.sqlite3"
-    store = SqliteStore(db)
+    trials = 12
+    store = open_spec(durable_spec)
     runner = store_runner(store, secret=SECRET)
     pairs = []
     for k in range(trials):
@@ -319,7 +322,7 @@ async def test_two_processes_approving_the_two_approvals_of_one_run_complete_it(
                 "-c",
                 RACER,
                 str(HERE),
-                str(db),
+                durable_spec,
                 me,
                 other,
                 json.dumps([p[i] for p in pairs]),

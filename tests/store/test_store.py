@@ -1,4 +1,5 @@
-"""The SQLite store: values by item across processes, eviction, history, approvals, bad files."""
+"""Every durable store (SQLite, PostgreSQL): values by item across processes, eviction,
+history, approvals; SQLite's own file format and fallback."""
 
 from __future__ import annotations
 
@@ -10,6 +11,7 @@ import time
 from pathlib import Path
 
 import pytest
+from store_kinds import CHILD_PRELUDE, execute, open_spec
 
 from run_repl import create_runner
 from run_repl.sandbox.result_store import ResultRefNotFound, StoredItems, page_of
@@ -21,6 +23,7 @@ from run_repl.store import (
     PendingApproval,
     RunRecord,
     SqliteStore,
+    Store,
     open_store,
 )
 from run_repl.store.sqlite_store import SCHEMA_VERSION
@@ -30,8 +33,7 @@ def items_of(n: int, ref: str = "res_aaaaaaaaaaaaaaaa", pad: str = "") -> Stored
     return StoredItems(ref, "$", n, chunk_texts([{"i": i, "pad": pad} for i in range(n)]))
 
 
-def test_store_pages_by_item(tmp_path: Path) -> None:
-    store = SqliteStore(tmp_path / "s.sqlite3")
+def test_store_pages_by_item(store: Store) -> None:
     store.put_items(items_of(2500))
     page = page_of(store, "res_aaaaaaaaaaaaaaaa", 995, 10)
     assert [x["i"] for x in page.items] == list(range(995, 1005))  # across a chunk boundary
@@ -71,14 +73,16 @@ def test_data_dir_that_is_a_file_falls_back_to_memory(tmp_path: Path) -> None:
     assert warning is not None
 
 
-def test_size_budget_evicts_least_recently_used(tmp_path: Path) -> None:
-    store = SqliteStore(tmp_path / "s.sqlite3", max_bytes=60_000)
+def test_size_budget_evicts_least_recently_used(durable_spec: str) -> None:
+    store = open_spec(durable_spec, max_bytes=60_000)
     pad = "x" * 200
     store.put_items(items_of(100, "res_0000000000000001", pad))  # ~21 KB each
     store.put_items(items_of(100, "res_0000000000000002", pad))
     # Use the first again, so the second is the least recently used.
-    with store._tx() as db:
-        db.execute("UPDATE results SET used_at = used_at + 1000 WHERE ref = 'res_0000000000000001'")
+    execute(
+        durable_spec,
+        "UPDATE results SET used_at = used_at + 1000 WHERE ref = 'res_0000000000000001'",
+    )
     store.put_items(items_of(100, "res_0000000000000003", pad))
     assert store.get_items("res_0000000000000002") is None
     assert store.get_items("res_0000000000000001") is not None
@@ -88,19 +92,17 @@ def test_size_budget_evicts_least_recently_used(tmp_path: Path) -> None:
         page_of(store, "res_0000000000000002")
 
 
-def test_age_limit_expires_values(tmp_path: Path) -> None:
-    store = SqliteStore(tmp_path / "s.sqlite3", max_age_s=3600)
+def test_age_limit_expires_values(durable_spec: str) -> None:
+    store = open_spec(durable_spec, max_age_s=3600)
     old = items_of(5, "res_000000000000000a")
     old.created_at = time.time() - 7200
     store.put_items(old)
     assert store.get_items("res_000000000000000a") is None
     store.put_items(items_of(5, "res_000000000000000b"))
-    count = store._read(lambda db: db.execute("SELECT COUNT(*) FROM results").fetchone()[0])
-    assert count == 1  # the expired one is gone from disk too
+    assert store.stored_bytes() == items_of(5).size  # the expired one is gone from disk too
 
 
-def test_history_is_searchable(tmp_path: Path) -> None:
-    store = SqliteStore(tmp_path / "s.sqlite3")
+def test_history_is_searchable(store: Store) -> None:
     store.record_run(
         RunRecord(id="run_1", status="ok", source="await store.listOrders('c1')", started_at=1)
     )
@@ -112,12 +114,12 @@ def test_history_is_searchable(tmp_path: Path) -> None:
     assert [r.id for r in store.list_runs()] == ["run_2", "run_1"]
     assert [r.id for r in store.list_runs(query="listOrders")] == ["run_1"]
     assert [r.id for r in store.list_runs(query="RUN_EXC")] == ["run_2"]
+    assert [r.id for r in store.list_runs(query="listorders")] == ["run_1"]  # any case
     assert [r.id for r in store.list_runs(query="100%_")] == []
     assert store.get_run("run_1").title == "await store.listOrders('c1')"
 
 
-def test_approval_claimed_once(tmp_path: Path) -> None:
-    store = SqliteStore(tmp_path / "s.sqlite3")
+def test_approval_claimed_once(store: Store) -> None:
     store.add_approvals(
         [
             PendingApproval(
@@ -136,12 +138,13 @@ def test_approval_claimed_once(tmp_path: Path) -> None:
     assert store.list_approvals() == []
 
 
-CHILD = """
-import sys, json
-from run_repl.store import SqliteStore
+CHILD = (
+    CHILD_PRELUDE.format(here=str(Path(__file__).parent))
+    + """
+import json
 from run_repl.sandbox.result_store import StoredItems, page_of
 from run_repl.sandbox.value_window import chunk_texts
-store = SqliteStore(sys.argv[1])
+store = open_spec(sys.argv[1])
 if sys.argv[2] == "write":
     for k in range(int(sys.argv[4])):
         ref = "res_%s%012d" % (sys.argv[3], k)
@@ -149,30 +152,29 @@ if sys.argv[2] == "write":
 else:
     print(json.dumps(page_of(store, sys.argv[3], 10, 5).items))
 """
+)
 
 
-def test_two_processes_writing_at_once_lose_nothing(tmp_path: Path) -> None:
-    path = str(tmp_path / "s.sqlite3")
-    SqliteStore(path).close()
+def test_two_processes_writing_at_once_lose_nothing(durable_spec: str) -> None:
+    open_spec(durable_spec).close()
     procs = [
-        subprocess.Popen([sys.executable, "-c", CHILD, path, "write", tag, "60"])
+        subprocess.Popen([sys.executable, "-c", CHILD, durable_spec, "write", tag, "60"])
         for tag in ("aaaa", "bbbb")
     ]
     for p in procs:
         assert p.wait(timeout=60) == 0
-    store = SqliteStore(path)
+    store = open_spec(durable_spec)
     for tag in ("aaaa", "bbbb"):
         for k in range(60):
             assert store.get_items(f"res_{tag}{k:012d}") is not None
 
 
-async def test_a_ref_from_one_process_pages_in_another(tmp_path: Path) -> None:
-    path = tmp_path / "s.sqlite3"
-    runner = create_runner(store=SqliteStore(path))
+async def test_a_ref_from_one_process_pages_in_another(durable_spec: str) -> None:
+    runner = create_runner(store=open_spec(durable_spec))
     result = await runner.run("Array.from({ length: 3000 }, (_, i) => i * 2)")
     runner.flush()
     out = subprocess.run(
-        [sys.executable, "-c", CHILD, str(path), "read", result.value_ref],
+        [sys.executable, "-c", CHILD, durable_spec, "read", result.value_ref],
         capture_output=True,
         text=True,
         check=True,
@@ -180,8 +182,8 @@ async def test_a_ref_from_one_process_pages_in_another(tmp_path: Path) -> None:
     assert json.loads(out.stdout) == [20, 22, 24, 26, 28]
 
 
-async def test_runner_pages_before_and_after_the_write_behind(tmp_path: Path) -> None:
-    store = SqliteStore(tmp_path / "s.sqlite3")
+async def test_runner_pages_before_and_after_the_write_behind(durable_spec: str) -> None:
+    store = open_spec(durable_spec)
     runner = create_runner(store=store)
     result = await runner.run("Array.from({ length: 5000 }, (_, i) => i)")
     assert runner.expand(result.value_ref, 4000, 3).items == [4000, 4001, 4002]
@@ -190,10 +192,9 @@ async def test_runner_pages_before_and_after_the_write_behind(tmp_path: Path) ->
     assert fresh.expand(result.value_ref, 4997, 10).items == [4997, 4998, 4999]
 
 
-def test_both_stores_are_every_part_of_the_protocol(tmp_path: Path) -> None:
-    from run_repl.store import ApprovalStore, ContinuationStore, RunHistory, Store, ValueStore
+def test_every_store_is_every_part_of_the_protocol(store: Store, spec: str) -> None:
+    from run_repl.store import ApprovalStore, ContinuationStore, RunHistory, ValueStore
 
-    for store in (SqliteStore(tmp_path / "s.sqlite3"), MemoryStore()):
-        for part in (Store, ValueStore, RunHistory, ApprovalStore, ContinuationStore):
-            assert isinstance(store, part), (store, part)
-    assert SqliteStore.durable and not MemoryStore.durable
+    for part in (Store, ValueStore, RunHistory, ApprovalStore, ContinuationStore):
+        assert isinstance(store, part), (store, part)
+    assert store.durable == (not spec.startswith("memory"))

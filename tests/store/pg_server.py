@@ -1,0 +1,226 @@
+"""A throwaway PostgreSQL server: `initdb` in a temporary directory, loopback only.
+
+The tests (one server for a whole pytest run, see tests/conftest.py), `.ci/run`
+and `bench/store.py` use it; nothing of it is part of run-repl itself.
+
+    python tests/store/pg_server.py find                 # where the server programs are (or exit 1)
+    python tests/store/pg_server.py start DIR [--fast]   # prints: export RUN_REPL_TEST_PG_URL=...
+    python tests/store/pg_server.py stop DIR             # stops it and removes DIR
+
+It listens on 127.0.0.1 (a free port) and a socket in DIR; TCP connections
+authenticate with a password (scram-sha-256), as a team's server would. As
+root, the server runs as the `postgres` user (or `nobody`): PostgreSQL refuses
+to run as root. `--fast` turns fsync off: for tests, never for figures.
+"""
+
+from __future__ import annotations
+
+import argparse
+import glob
+import os
+import pwd
+import secrets
+import shutil
+import socket
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+USER = "runrepl"
+DATABASE = "run_repl_test"
+URL_FILE = "url"
+
+
+class ServerUnavailable(RuntimeError):
+    """No PostgreSQL server programs on this machine (or they would not start)."""
+
+
+def find_bindir() -> Path | None:
+    """Where initdb, pg_ctl and postgres are: pg_config's answer, Debian's
+    /usr/lib/postgresql/N/bin (the newest), or PATH."""
+    candidates: list[Path] = []
+    if shutil.which("pg_config"):
+        try:
+            out = subprocess.run(
+                ["pg_config", "--bindir"], capture_output=True, text=True, check=True
+            )
+            candidates.append(Path(out.stdout.strip()))
+        except (OSError, subprocess.CalledProcessError):
+            pass
+    debian = sorted(
+        glob.glob("/usr/lib/postgresql/*/bin"), key=lambda p: int(Path(p).parent.name), reverse=True
+    )
+    candidates += [Path(p) for p in debian]
+    if shutil.which("initdb"):
+        candidates.append(Path(shutil.which("initdb")).resolve().parent)  # type: ignore[arg-type]
+    for directory in candidates:
+        if all((directory / tool).exists() for tool in ("initdb", "pg_ctl", "postgres")):
+            return directory
+    return None
+
+
+def _free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return int(s.getsockname()[1])
+
+
+def _run_as() -> list[str]:
+    """The prefix that runs a server program as a user PostgreSQL accepts."""
+    if os.geteuid() != 0:
+        return []
+    for name in ("postgres", "nobody"):
+        try:
+            pwd.getpwnam(name)
+        except KeyError:
+            continue
+        return ["runuser", "-u", name, "--"]
+    raise ServerUnavailable("running as root, and there is no postgres or nobody user to run as")
+
+
+def _give(path: Path) -> None:
+    """Hand `path` to the user the server runs as (as root)."""
+    prefix = _run_as()
+    if prefix:
+        entry = pwd.getpwnam(prefix[2])
+        os.chown(path, entry.pw_uid, entry.pw_gid)
+
+
+class PgServer:
+    """One server in `directory` (made if missing; removed by `stop`)."""
+
+    def __init__(self, directory: Path, *, fast: bool = False) -> None:
+        self.directory = Path(directory)
+        self.fast = fast
+        self.bindir = find_bindir()
+        self.data = self.directory / "data"
+        self.url = ""
+
+    def _tool(self, name: str, *args: str, check: bool = True) -> subprocess.CompletedProcess[str]:
+        assert self.bindir is not None
+        return subprocess.run(
+            [*_run_as(), str(self.bindir / name), *args],
+            capture_output=True,
+            text=True,
+            check=check,
+            timeout=120,
+        )
+
+    def start(self) -> str:
+        """initdb, start, create the test database; the URL to reach it (with its password)."""
+        if self.bindir is None:
+            raise ServerUnavailable(
+                "no PostgreSQL server programs (initdb, pg_ctl, postgres) on this machine: "
+                "install Debian's `postgresql` package"
+            )
+        self.directory.mkdir(parents=True, exist_ok=True)
+        os.chmod(self.directory, 0o755)  # the server's user walks into it
+        _give(self.directory)
+        password = secrets.token_hex(16)
+        pwfile = self.directory / "pw"
+        pwfile.write_text(password + "\n")
+        _give(pwfile)
+        try:
+            self._tool(
+                "initdb",
+                "-D",
+                str(self.data),
+                "-U",
+                USER,
+                "--pwfile",
+                str(pwfile),
+                "--auth-local=trust",
+                "--auth-host=scram-sha-256",
+                "-E",
+                "UTF8",
+                "--locale=C",
+                "--no-sync",
+            )
+        except subprocess.CalledProcessError as exc:
+            raise ServerUnavailable(f"initdb failed: {exc.stderr.strip()}") from None
+        finally:
+            pwfile.unlink()
+        port = _free_port()
+        options = [
+            "-c listen_addresses=127.0.0.1",
+            f"-c port={port}",
+            f"-c unix_socket_directories={self.directory}",
+            "-c max_connections=300",
+            "-c shared_buffers=64MB",
+        ]
+        if self.fast:
+            options += ["-c fsync=off", "-c synchronous_commit=off", "-c full_page_writes=off"]
+        started = self._tool(
+            "pg_ctl",
+            "start",
+            "-D",
+            str(self.data),
+            "-w",
+            "-t",
+            "60",
+            "-l",
+            str(self.directory / "server.log"),
+            "-o",
+            " ".join(options),
+            check=False,
+        )
+        if started.returncode != 0:
+            log = (self.directory / "server.log").read_text(errors="replace")[-2000:]
+            raise ServerUnavailable(f"the server did not start: {started.stderr.strip()}\n{log}")
+        self.url = f"postgresql://{USER}:{password}@127.0.0.1:{port}/{DATABASE}"
+        self._createdb(port)
+        (self.directory / URL_FILE).write_text(self.url)
+        os.chmod(self.directory / URL_FILE, 0o600)
+        return self.url
+
+    def _createdb(self, port: int) -> None:
+        import psycopg
+
+        admin = self.url.rsplit("/", 1)[0] + "/postgres"
+        deadline = time.monotonic() + 30
+        while True:
+            try:
+                with psycopg.connect(admin, autocommit=True) as conn:
+                    conn.execute(f"CREATE DATABASE {DATABASE}")
+                return
+            except psycopg.OperationalError:
+                if time.monotonic() > deadline:
+                    raise
+                time.sleep(0.1)
+
+    def stop(self) -> None:
+        """Stop the server at once and remove its directory (whatever state it is in)."""
+        if self.bindir is not None and (self.data / "postmaster.pid").exists():
+            self._tool("pg_ctl", "stop", "-D", str(self.data), "-m", "immediate", "-w", check=False)
+        shutil.rmtree(self.directory, ignore_errors=True)
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("action", choices=["find", "start", "stop"])
+    parser.add_argument("directory", type=Path, nargs="?")
+    parser.add_argument("--fast", action="store_true", help="fsync off (tests only)")
+    args = parser.parse_args(argv)
+    if args.action == "find":
+        found = find_bindir()
+        print(found or "no PostgreSQL server programs (initdb, pg_ctl, postgres) found")
+        return 0 if found else 1
+    if args.directory is None:
+        parser.error(f"{args.action} needs the server's directory")
+    server = PgServer(args.directory, fast=args.fast)
+    if args.action == "stop":
+        server.stop()
+        return 0
+    try:
+        url = server.start()
+    except ServerUnavailable as exc:
+        print(f"pg_server: {exc}", file=sys.stderr)
+        server.stop()
+        return 1
+    print(f"export RUN_REPL_TEST_PG_URL={url}")
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())

@@ -1,0 +1,89 @@
+"""The stores the suite runs against, named by a spec a child process can open too.
+
+    sqlite:/tmp/x/run-repl.sqlite3     a file
+    postgres:t_gw0_1a2b3c              a schema on the test server (RUN_REPL_TEST_PG_URL)
+    memory:                            this process only
+
+The server's URL (it holds a password) travels in the environment, never on a
+command line. `execute` runs one SQL statement on a store's own tables: how a
+test makes time pass (claims run out) without waiting for it.
+"""
+
+from __future__ import annotations
+
+import os
+import secrets
+from typing import Any
+
+from run_repl.store import MemoryStore, SqliteStore, Store
+
+PG_URL_ENV = "RUN_REPL_TEST_PG_URL"
+CI_ENV = "RUN_REPL_CI"  # set by .ci/run: there, PostgreSQL is required, never skipped
+DURABLE = ("sqlite", "postgres")
+ALL = ("sqlite", "memory", "postgres")
+
+
+def pg_url() -> str | None:
+    return os.environ.get(PG_URL_ENV) or None
+
+
+def new_schema() -> str:
+    worker = os.environ.get("PYTEST_XDIST_WORKER", "main")
+    return f"t_{worker}_{secrets.token_hex(6)}"
+
+
+def open_spec(spec: str, **budgets: Any) -> Store:
+    kind, _, where = spec.partition(":")
+    if kind == "sqlite":
+        return SqliteStore(where, **budgets)
+    if kind == "postgres":
+        from run_repl.store.postgres_store import PostgresStore
+
+        url = pg_url()
+        assert url, f"{PG_URL_ENV} is not set"
+        return PostgresStore(url, schema=where, **budgets)
+    if kind == "memory":
+        return MemoryStore(**budgets)
+    raise ValueError(spec)
+
+
+def execute(spec: str, statement: str) -> None:
+    """One statement (no parameters: the same SQL on both engines) on the store's tables."""
+    kind, _, where = spec.partition(":")
+    if kind == "sqlite":
+        import sqlite3
+
+        db = sqlite3.connect(where, isolation_level=None, timeout=30)
+        try:
+            db.execute(statement)
+        finally:
+            db.close()
+        return
+    if kind == "postgres":
+        import psycopg
+        from psycopg import sql
+
+        with psycopg.connect(pg_url() or "", autocommit=True) as conn:
+            conn.execute(sql.SQL("SET search_path TO {}").format(sql.Identifier(where)))
+            conn.execute(statement)  # type: ignore[arg-type]
+        return
+    raise ValueError(f"no SQL on a {kind} store")
+
+
+def drop(spec: str) -> None:
+    kind, _, where = spec.partition(":")
+    if kind != "postgres" or not pg_url():
+        return
+    import psycopg
+    from psycopg import sql
+
+    with psycopg.connect(pg_url() or "", autocommit=True) as conn:
+        conn.execute(sql.SQL("DROP SCHEMA IF EXISTS {} CASCADE").format(sql.Identifier(where)))
+
+
+# What a child process runs first to open the store it was given (argv[1]: the spec).
+CHILD_PRELUDE = """
+import sys
+sys.path.insert(0, {here!r})
+from store_kinds import open_spec
+"""

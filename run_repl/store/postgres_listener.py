@@ -1,8 +1,8 @@
 """Live approval changes from a PostgreSQL server: one LISTEN connection per store.
 
-Every approval write bumps the schema's change counter and sends its new
-value with NOTIFY in the same transaction, so a notification arrives exactly
-when a change is committed, in commit order. One thread per store listens
+Every approval write bumps the schema's change counter and sends a NOTIFY in
+the same transaction, so a notification arrives exactly when a change is
+committed; the listener then reads the counter (committed by then). One thread per store listens
 and wakes every waiting thread (an IDE's inbox, each MCP call waiting for a
 decision), so a thousand waiters cost one connection. When the connection
 is lost it reconnects and reads the counter again: nothing that happened
@@ -110,11 +110,13 @@ class ApprovalListener:
                 self.last_error = None
                 delay = 0.1
                 while not self._stop.is_set():
-                    for note in conn.notifies(timeout=POLL_S):
-                        try:
-                            self._seen(int(note.payload))
-                        except ValueError:
-                            self._seen(self._read_version(conn))
+                    # A notification says "changed"; the version is read after it (the
+                    # change is committed by then), once for all that came together.
+                    heard = False
+                    for _ in conn.notifies(timeout=POLL_S, stop_after=1):
+                        heard = True
+                    if heard:
+                        self._seen(self._read_version(conn))
             except psycopg.Error as exc:
                 self.last_error = str(exc)
                 self._seen(None)

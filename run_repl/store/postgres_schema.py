@@ -23,6 +23,7 @@ from .store_error import StoreError
 from .store_url import DEFAULT_SCHEMA
 
 _NAME = re.compile(r"^[a-z_][a-z0-9_]{0,62}$")
+CHANGE_SHARDS = 16
 
 
 def check_schema_name(name: str) -> str:
@@ -96,10 +97,12 @@ def _v1(conn: psycopg.Connection) -> None:
             consumed_at double precision NOT NULL, consumed_by text NOT NULL
         )""",
         "CREATE INDEX consumed_expiry ON consumed_continuations (expires_at)",
+        # The approvals' version is the sum of these counters: each write bumps one at
+        # random, so writers on many machines do not queue behind one row's lock.
         """CREATE TABLE approval_changes (
-            one integer PRIMARY KEY CHECK (one = 1), version bigint NOT NULL
+            shard integer PRIMARY KEY, version bigint NOT NULL
         )""",
-        "INSERT INTO approval_changes VALUES (1, 0)",
+        f"INSERT INTO approval_changes SELECT s, 0 FROM generate_series(0, {CHANGE_SHARDS - 1}) s",
         # What each approval operation answered, kept a day: after a commit whose answer
         # was lost with the connection, the operation is looked up here, never run twice.
         """CREATE TABLE approval_ops (
@@ -179,6 +182,7 @@ def migrate(conn: psycopg.Connection, schema: str, where: str, target: int = SCH
 
 
 __all__ = [
+    "CHANGE_SHARDS",
     "DEFAULT_SCHEMA",
     "MIGRATIONS",
     "SCHEMA_VERSION",

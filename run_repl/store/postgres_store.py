@@ -56,6 +56,7 @@ from .budgets import (
 from .json_budget import dumps, fit_envelope
 from .postgres_listener import ApprovalListener
 from .postgres_schema import (
+    CHANGE_SHARDS,
     DEFAULT_SCHEMA,
     SCHEMA_VERSION,
     advisory_key,
@@ -203,28 +204,43 @@ class _Rows(ApprovalRows):
         self.schema = schema
         self.locked: set[str] = set()
         self._now: float | None = None
+        self._prefix = f"{schema}:batch:"
+
+    # A batch's advisory lock key, computed by the server, so every path takes a set of
+    # batch locks in one order (by key): two operations on one run never deadlock.
+    _KEY = "hashtextextended(%(prefix)s || batch, 0)"
 
     def _lock(self, batches: Iterable[str]) -> None:
-        wanted = sorted(
-            (advisory_key(self.schema, "batch", b), b) for b in set(batches) - self.locked
+        wanted = sorted(set(batches) - self.locked)
+        if not wanted:
+            return
+        self.conn.execute(
+            f"SELECT pg_advisory_xact_lock(k) FROM (SELECT DISTINCT {self._KEY} AS k "
+            "FROM unnest(%(batches)s::text[]) AS batch ORDER BY k) AS keys",
+            {"prefix": self._prefix, "batches": wanted},
         )
-        for key, batch in wanted:
-            self.conn.execute("SELECT pg_advisory_xact_lock(%s)", (key,))
-            self.locked.add(batch)
+        self.locked.update(wanted)
 
     def _select(self, where: str, args: tuple[Any, ...]) -> list[dict[str, Any]]:
+        # The server's clock comes along, read once the rows are locked: `now()` uses it.
         with self.conn.cursor(row_factory=dict_row) as cur:
-            cur.execute(f"SELECT * FROM approvals WHERE {where} FOR UPDATE", args)  # type: ignore[call-overload]
-            return cur.fetchall()
+            cur.execute(  # type: ignore[call-overload]
+                f"SELECT *, {_SERVER_NOW} AS server_now FROM approvals WHERE {where} FOR UPDATE",
+                args,
+            )
+            rows = cur.fetchall()
+        if rows:
+            self._now = float(rows[0]["server_now"])
+        return rows
 
     def by_ids(self, ids: list[str]) -> dict[str, PendingApproval]:
-        batches = [
-            b
-            for (b,) in self.conn.execute(
-                "SELECT DISTINCT batch FROM approvals WHERE id = ANY(%s)", (ids,)
-            )
-        ]
-        self._lock(batches)
+        # Find their batches and lock them in one round trip, then read the rows.
+        found = self.conn.execute(
+            f"SELECT batch, pg_advisory_xact_lock(k) FROM (SELECT DISTINCT batch, {self._KEY} "
+            "AS k FROM approvals WHERE id = ANY(%(ids)s) ORDER BY k) AS keys",
+            {"prefix": self._prefix, "ids": ids},
+        ).fetchall()
+        self.locked.update(b for b, _ in found)
         rows = self._select("id = ANY(%s) ORDER BY id", (ids,))
         moved = {r["batch"] for r in rows} - self.locked
         if moved:  # moved to a new continuation while we waited: that batch's lock too
@@ -249,9 +265,11 @@ class _Rows(ApprovalRows):
                 cur.executemany(_APPROVAL_INSERT, params)
 
     def now(self) -> float:
-        row = self.conn.execute(f"SELECT {_SERVER_NOW}").fetchone()
-        assert row is not None
-        self._now = float(row[0])
+        """The server's clock as the last locking read saw it (else asked now)."""
+        if self._now is None:
+            row = self.conn.execute(f"SELECT {_SERVER_NOW}").fetchone()
+            assert row is not None
+            self._now = float(row[0])
         return self._now
 
 
@@ -349,7 +367,7 @@ class PostgresStore(ApprovalClaims):
 
     @staticmethod
     def _read_version(conn: psycopg.Connection) -> int:
-        row = conn.execute("SELECT version FROM approval_changes").fetchone()
+        row = conn.execute("SELECT COALESCE(SUM(version), 0) FROM approval_changes").fetchone()
         return int(row[0]) if row else 0
 
     def _error(self, exc: BaseException, *, opening: bool = False) -> StoreError:
@@ -699,13 +717,19 @@ class PostgresStore(ApprovalClaims):
             yield rows
             self._bump(conn)
 
+    _BUMP = (
+        "WITH bumped AS (UPDATE approval_changes SET version = version + 1 "
+        "WHERE shard = %(shard)s RETURNING 1) SELECT pg_notify(%(channel)s, '') FROM bumped"
+    )
+
     def _bump(self, conn: psycopg.Connection) -> None:
-        # Last: the counter's row lock is held only for the commit that follows.
-        row = conn.execute(
-            "UPDATE approval_changes SET version = version + 1 RETURNING version"
-        ).fetchone()
-        assert row is not None
-        conn.execute("SELECT pg_notify(%s, %s)", (self._channel, str(row[0])))
+        # Last: a counter's row lock is held only for the commit that follows, and with
+        # one counter of CHANGE_SHARDS at random, writers seldom wait for each other.
+        # The NOTIFY goes out when (and only if) the transaction commits.
+        conn.execute(self._BUMP, self._bump_args())
+
+    def _bump_args(self) -> dict[str, Any]:
+        return {"shard": random.randrange(CHANGE_SHARDS), "channel": self._channel}
 
     def _approval_tx(self, work: Callable[[ApprovalRows], T]) -> T:
         """One approval operation, exactly once even if the connection is lost at commit.
@@ -720,7 +744,9 @@ class PostgresStore(ApprovalClaims):
 
         def attempt(conn: psycopg.Connection) -> T:
             nonlocal first
-            with conn.transaction():
+            # Pipelined: what needs no answer (BEGIN, locks, updates, COMMIT) is sent
+            # without waiting for one.
+            with conn.pipeline(), conn.transaction():
                 conn.execute("SELECT pg_advisory_xact_lock(%s)", (key,))
                 if not first:
                     found = conn.execute(
@@ -730,16 +756,17 @@ class PostgresStore(ApprovalClaims):
                         return _answer_of(found[0])  # type: ignore[no-any-return]
                 first = False
                 answer = work(_Rows(conn, self.schema))
+                # The answer, the change counter and the NOTIFY: one round trip.
                 conn.execute(
-                    f"INSERT INTO approval_ops (id, answer, done_at) VALUES (%s, %s, {_SERVER_NOW})",
-                    (op, _answer_text(answer)),
+                    "WITH recorded AS (INSERT INTO approval_ops (id, answer, done_at) VALUES "
+                    f"(%(op)s, %(answer)s, {_SERVER_NOW})), " + self._BUMP[len("WITH ") :],
+                    {"op": op, "answer": _answer_text(answer), **self._bump_args()},
                 )
                 if random.random() < 0.02:  # answers are kept a day: enough for any retry
                     conn.execute(
                         f"DELETE FROM approval_ops WHERE done_at < {_SERVER_NOW} - %s",
                         (OPS_KEPT_S,),
                     )
-                self._bump(conn)
             return answer
 
         return self._call(attempt)

@@ -5,9 +5,11 @@
     ApprovalStore      approvals and the claims that resume them exactly once
     ContinuationStore  consume-once continuations (the runner's `continuation_store`)
 
-`Store` is all four plus `location` and `close()`: SQLite (embedded default)
-and memory implement it, and a PostgreSQL backend implements the same (its
-transactions give the same one-step claims, with `SELECT ... FOR UPDATE`).
+`Store` is all four plus `location` and `close()`: SQLite (embedded default),
+PostgreSQL (a team's server: `PostgresStore`) and memory implement it. A store
+that can push approval changes also has `watch_approvals(callback)` and
+`wait_approvals_change(since, timeout_s)` (PostgreSQL's LISTEN/NOTIFY);
+`approval_flow.wait_for_approvals_change` uses them, or polls.
 """
 
 from __future__ import annotations

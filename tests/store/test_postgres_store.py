@@ -25,7 +25,7 @@ from run_repl.store import (
     open_store,
 )
 from run_repl.store import postgres_schema as schema_module
-from run_repl.store.postgres_schema import SCHEMA_VERSION, migrate
+from run_repl.store.postgres_schema import CHANGE_SHARDS, SCHEMA_VERSION, migrate
 from run_repl.store.postgres_store import PostgresStore
 from run_repl.store.records import ResumeReport
 from run_repl.store.store_url import has_password, mask, scrub
@@ -187,7 +187,9 @@ def test_machines_opening_a_fresh_schema_at_once_make_it_once(postgres_spec: str
                 sql.Identifier(schema_of(postgres_spec))
             )
         ).fetchone()
-    assert rows == (1,)  # made once: a second run of migration 1 would have failed or doubled
+    assert rows == (
+        CHANGE_SHARDS,
+    )  # made once: a second run of migration 1 would have doubled them
 
 
 # ------------------------------------------------------------------ the password

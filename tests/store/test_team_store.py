@@ -332,3 +332,19 @@ def test_settings_read_the_store_and_the_approver_from_the_environment() -> None
         {"RUN_REPL_STORE_URL": "postgresql://a@db/rr", "RUN_REPL_APPROVER": "dana"}
     )
     assert settings.store.url == "postgresql://a@db/rr" and settings.approvals.name == "dana"
+
+
+def test_without_postgresql_support_installed_the_message_says_what_to_install(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    import sys
+
+    from run_repl.store import MemoryStore, open_store
+
+    for name in [m for m in sys.modules if m.startswith("run_repl.store.postgres")]:
+        monkeypatch.delitem(sys.modules, name)
+    monkeypatch.setitem(sys.modules, "psycopg", None)  # as if it were not installed
+    store, warning = open_store(url="postgresql://alice:hunter2@db.internal/rr")
+    assert isinstance(store, MemoryStore) and warning is not None
+    assert "pip install 'run-repl[postgres]'" in warning and "NOT saved" in warning
+    assert "hunter2" not in warning and "postgresql://alice:***@db.internal/rr" in warning

@@ -10,6 +10,7 @@ from pathlib import Path
 from types import ModuleType
 
 import pytest
+from store_kinds import open_spec
 
 from run_repl.sandbox.result import RunResult
 from run_repl.store import MemoryStore, PendingApproval, RunRecord, SqliteStore, Store, StoreError
@@ -123,15 +124,16 @@ def big_error_envelope(n: int) -> dict[str, object]:
     ).model_dump(mode="json")
 
 
-def test_a_15_mb_error_envelope_is_cut_to_the_history_budget(tmp_path: Path) -> None:
-    store = SqliteStore(tmp_path / "run-repl.sqlite3")
+def test_a_15_mb_error_envelope_is_cut_to_the_history_budget(durable_spec: str) -> None:
+    store = open_spec(durable_spec)
     for n in range(3):
         store.record_run(
             RunRecord(id=f"run_{n}", status="error", source="throw", envelope=big_error_envelope(n))
         )
     # redteam M10: +30 MB of history per failing run
     assert store.history_bytes() < 4 * store.max_envelope_bytes
-    assert (tmp_path / "run-repl.sqlite3").stat().st_size < 8 * store.max_envelope_bytes
+    if durable_spec.startswith("sqlite:"):
+        assert Path(durable_spec[7:]).stat().st_size < 8 * store.max_envelope_bytes
     kept = store.get_run("run_1")
     assert kept is not None and kept.envelope_cut and not kept.partial
     assert len(dumps(kept.envelope)) <= store.max_envelope_bytes
@@ -158,8 +160,8 @@ def test_history_lists_previews_not_whole_envelopes(store: Store) -> None:
     assert not whole.partial and len(whole.envelope["value"]) == 2000
 
 
-def test_the_history_keeps_its_total_budget_oldest_out_first(tmp_path: Path) -> None:
-    store = SqliteStore(tmp_path / "run-repl.sqlite3", max_history_bytes=200_000)
+def test_the_history_keeps_its_total_budget_oldest_out_first(durable_spec: str) -> None:
+    store = open_spec(durable_spec, max_history_bytes=200_000)
     for n in range(40):
         envelope = {"status": "ok", "value": "v" * 10_000}
         store.record_run(

@@ -262,6 +262,15 @@ class ApprovalClaims(ABC):
                 if i not in found:
                     raise KeyError(i)
             if len({found[i].batch for i in ids}) != 1:
+                # Of one run once, some were decided by someone else meanwhile (they stay
+                # behind) and the rest moved on with the run: a conflict, not a mistake.
+                if waiting and all(found[i].final for i in ids):
+                    return Applied(approvals=[found[i] for i in ids])
+                for i in ids:
+                    if found[i].final:
+                        raise ApprovalConflict(
+                            f"Approval {i} is already {found[i].status}: it can be decided only once."
+                        )
                 raise ValueError(
                     "these approvals belong to different runs: decide each run's approvals on their own"
                 )

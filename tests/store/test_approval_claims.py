@@ -6,6 +6,7 @@ from __future__ import annotations
 import time
 
 import pytest
+from store_kinds import expire_claims
 
 from run_repl.store import (
     Applied,
@@ -102,6 +103,27 @@ def test_one_approval_is_decided_once(pair: Store) -> None:
     assert isinstance(claim(pair, {"int_2": False}, who="bob"), Queued)
     with pytest.raises(ApprovalConflict, match="deny by bob"):
         claim(pair, {"int_2": True}, who="carol")
+
+
+def test_deciding_a_run_whose_approvals_moved_on_meanwhile_is_a_conflict(pair: Store) -> None:
+    # bob's inbox listed int_1 and int_2 together; alice's resume answered int_1 and the
+    # run moved int_2 to its next continuation before bob pressed "decide all".
+    got = claim(pair, {"int_1": True})
+    assert isinstance(got, Claim)
+    pair.start_batch(got)
+    moved = ResumeReport(
+        ended=True,
+        run_id="run_2",
+        status="interrupted",
+        calls={"int_1": ran()},
+        next_continuation="tok-2",
+        next_run_id="run_2",
+        next_approvals=[approval("int_2", "tok-2")],
+    )
+    pair.finish_batch(got, moved, ttl_s=60)
+    with pytest.raises(ApprovalConflict, match="int_1 is already approved"):
+        claim(pair, {"int_1": True, "int_2": False}, who="bob")
+    assert pair.get_approval("int_2").state() == "pending"  # nothing of bob's was recorded
 
 
 def test_unknown_ids_and_mixed_runs_are_refused(pair: Store) -> None:
@@ -210,13 +232,15 @@ def test_a_started_approval_is_decided_from_its_own_call(
     assert pair.get_approval("int_2").status == "superseded"
 
 
-def test_a_stuck_batch_is_listed_refused_and_recovered_without_running(pair: Store) -> None:
-    got = claim(pair, {"int_1": True}, ttl=0.05)
+def test_a_stuck_batch_is_listed_refused_and_recovered_without_running(
+    pair: Store, spec: str
+) -> None:
+    got = claim(pair, {"int_1": True})
     assert isinstance(got, Claim)
     pair.start_batch(got)
     with pytest.raises(ApprovalConflict, match="being resumed by alice"):
         pair.recover_batch("int_1", by="ops")
-    time.sleep(0.1)  # alice's process died; her claim runs out
+    expire_claims(spec, pair)  # alice's process died; her claim runs out
     assert {a.id for a in pair.list_approvals("stuck")} == {"int_1", "int_2"}
     assert pair.get_approval("int_1").state() == "stuck"
     with pytest.raises(ApprovalStuck, match="approvals recover int_2"):

@@ -35,6 +35,7 @@ import secrets
 import time
 from collections.abc import Callable, Iterable, Iterator
 from contextlib import contextmanager
+from functools import partial
 from typing import Any, TypeVar
 
 import psycopg
@@ -168,23 +169,42 @@ _RUN_LISTED = (
 
 
 def _answer_text(answer: Any) -> str:
+    """An operation's answer as kept for its retry: what it decided, and the ids of the
+    approvals it named (not the approvals themselves: a source can be 256 KiB)."""
     if answer is None:
         return dumps({"kind": "none"})
-    if isinstance(answer, Claim | Queued | Applied):
-        return dumps({"kind": type(answer).__name__, "data": answer.model_dump(mode="json")})
+    if isinstance(answer, Claim):
+        data = answer.model_dump(mode="json", exclude={"approvals"})
+        return dumps({"kind": "Claim", "data": data, "ids": [a.id for a in answer.approvals]})
+    if isinstance(answer, Queued):
+        data = answer.model_dump(mode="json", exclude={"approvals"})
+        return dumps({"kind": "Queued", "data": data, "ids": [a.id for a in answer.approvals]})
+    if isinstance(answer, Applied):
+        return dumps({"kind": "Applied", "data": {}, "ids": [a.id for a in answer.approvals]})
     if isinstance(answer, list):
-        return dumps({"kind": "approvals", "data": [a.model_dump(mode="json") for a in answer]})
+        return dumps({"kind": "approvals", "ids": [a.id for a in answer]})
     raise TypeError(f"an approval operation answered {type(answer).__name__}")
 
 
-def _answer_of(text: str) -> Any:
+def _answer_of(text: str, rows: Callable[[list[str]], list[PendingApproval]]) -> Any:
+    """The answer kept by `_answer_text`, its approvals read again (`rows`: in order)."""
     stored = json.loads(text)
-    kinds: dict[str, Any] = {"Claim": Claim, "Queued": Queued, "Applied": Applied}
     if stored["kind"] == "none":
         return None
+    approvals = rows(stored["ids"])
     if stored["kind"] == "approvals":
-        return [PendingApproval.model_validate(a) for a in stored["data"]]
-    return kinds[stored["kind"]].model_validate(stored["data"])
+        return approvals
+    kinds: dict[str, Any] = {"Claim": Claim, "Queued": Queued, "Applied": Applied}
+    return kinds[stored["kind"]].model_validate({**stored["data"], "approvals": approvals})
+
+
+def _in_order(conn: psycopg.Connection, ids: list[str]) -> list[PendingApproval]:
+    with conn.cursor(row_factory=dict_row) as cur:
+        found = {
+            r["id"]: _approval(r)
+            for r in cur.execute("SELECT * FROM approvals WHERE id = ANY(%s)", (ids,)).fetchall()
+        }
+    return [found[i] for i in ids if i in found]
 
 
 class _ConnectionLost(Exception):
@@ -753,7 +773,7 @@ class PostgresStore(ApprovalClaims):
                         "SELECT answer FROM approval_ops WHERE id = %s", (op,)
                     ).fetchone()
                     if found is not None:
-                        return _answer_of(found[0])  # type: ignore[no-any-return]
+                        return _answer_of(found[0], partial(_in_order, conn))  # type: ignore[no-any-return]
                 first = False
                 answer = work(_Rows(conn, self.schema))
                 # The answer, the change counter and the NOTIFY: one round trip.

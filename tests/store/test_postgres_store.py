@@ -21,6 +21,7 @@ from run_repl.store import (
     Claim,
     MemoryStore,
     PendingApproval,
+    Queued,
     StoreError,
     open_store,
 )
@@ -333,6 +334,28 @@ def test_a_guard_whose_commit_answer_is_lost_still_lets_its_resume_run(
     assert flaky.get_approval("int_1").status == "executing"
     flaky.finish_batch(got, ResumeReport(ended=True, status="ok", run_id="run_2"), ttl_s=60)
     assert flaky.get_approval("int_1").status == "failed"  # the call was never reported
+
+
+def test_a_recovery_and_a_queued_decision_whose_answers_are_lost_are_answered_once(
+    postgres_spec: str, flaky: PostgresStore, proxy: TcpProxy
+) -> None:
+    flaky.add_approvals([approval("int_1"), approval("int_2")])
+    got = flaky.claim_batch(
+        {"int_1": True}, claim_id="clm_a", claimed_by="alice", decided_by="alice", ttl_s=60
+    )
+    assert isinstance(got, Claim)
+    proxy.drop_at(b"COMMIT", deliver=True)
+    queued = flaky.claim_batch(
+        {"int_2": False}, claim_id="clm_b", claimed_by="bob", decided_by="bob", ttl_s=60
+    )
+    assert isinstance(queued, Queued) and queued.held_by == "alice"  # not "already decided"
+    assert [a.id for a in queued.approvals] == ["int_2"] and proxy.fired.is_set()
+    flaky.start_batch(got)
+    execute(postgres_spec, "UPDATE approvals SET claim_expires_at = 0")  # alice is gone
+    proxy.drop_at(b"COMMIT", deliver=True)
+    ended = flaky.recover_batch("int_1", by="ops")  # a second recovery would be refused
+    assert {a.id: a.status for a in ended} == {"int_1": "unfinished", "int_2": "failed"}
+    assert ops_recorded(postgres_spec) == 4
 
 
 def test_a_continuation_consumed_as_the_connection_dies_is_still_this_resumes(

@@ -392,7 +392,7 @@ class PostgresStore(ApprovalClaims):
 
     def _error(self, exc: BaseException, *, opening: bool = False) -> StoreError:
         where = f"The team store at {self.location}"
-        text = scrub(str(exc).strip(), self._url).replace("\n", " ")
+        text = " ".join(scrub(str(exc), self._url).split())  # libpq's lines, as one
         state = getattr(exc, "sqlstate", None) or ""
         if state in ("28P01", "28000") or "password authentication failed" in text:
             return StoreError(

@@ -412,3 +412,24 @@ async def test_a_waiting_inbox_hears_of_changes_made_while_its_connection_was_cu
     threading.Timer(0.5, proxy.restore).start()
     changed = await wait_for_approvals_change(flaky, since, 60)
     assert changed > since and flaky.get_approval("int_9") is not None
+
+
+@pytest.mark.parametrize(
+    ("error", "problem", "words"),
+    [
+        (psycopg.errors.DiskFull("could not extend file"), "full", "disk is full"),
+        (psycopg.errors.InsufficientPrivilege("permission denied"), "denied", "grant"),
+        (psycopg.errors.TooManyConnections("too many clients"), "busy", "try again"),
+        (psycopg.OperationalError("server closed the connection"), "unreachable", "was lost"),
+    ],
+)
+def test_what_the_server_says_becomes_one_store_error_that_says_what_to_do(
+    store_pg: PostgresStore, error: psycopg.Error, problem: str, words: str
+) -> None:
+    said = store_pg._error(error)
+    assert said.problem == problem and words in str(said)
+    assert password_of_test_server() not in str(said)
+
+
+def password_of_test_server() -> str:
+    return (pg_url() or "").split(":")[2].split("@")[0]

@@ -28,8 +28,11 @@ from textual.screen import Screen
 from textual.widget import Widget
 from textual.widgets import Footer, TabbedContent, TabPane, TextArea
 
+from ..present.styled import plain
 from ..sandbox.result import LogLine, RunResult
+from ..store import PendingApproval
 from ..workspace import Workspace
+from .approvals_inbox import ApprovalsInbox
 from .components.approval_prompt import ApprovalPrompt
 from .components.calls_table import CallsTable
 from .components.editor import Buffer, BufferStore, CodeEditor, EditorTabs
@@ -40,11 +43,15 @@ from .components.value_view import ValueView
 from .guest_text import safe_lines, safe_text
 from .messages import (
     ApprovalDecided,
+    ApprovalsChanged,
     CallUpdated,
+    InboxOutcome,
     LogReceived,
     OpenInEditor,
+    RunDecidedElsewhere,
     RunFinished,
     RunInterrupted,
+    RunQueued,
     RunSubmitted,
 )
 from .run_controller import RunController
@@ -69,6 +76,9 @@ class RunReplApp(App[int]):
         Binding("ctrl+enter,ctrl+j,f5", "run", "Run", id="app.run", priority=True),
         Binding("escape,ctrl+c", "cancel", "Cancel", id="app.cancel", priority=True),
         Binding("f3", "decide", "Decide", id="app.decide"),
+        # Before the editor's own F6 (select the line): the inbox is one key from anywhere.
+        # The status bar shows it (with the count) whenever approvals wait.
+        Binding("f6", "approvals", "Approvals", id="app.approvals", priority=True, show=False),
         Binding("ctrl+o", "jump_to_panel", "Jump", id="app.jump"),
         Binding("f4", "focus_next_panel", "Next panel", id="app.next_panel", show=False),
         Binding(
@@ -112,6 +122,10 @@ class RunReplApp(App[int]):
         self.initial_source = source
         self.buffer_store = BufferStore(buffers_path or workspace.data_dir / "buffers.json")
         self.runs = RunController(self, workspace)
+        self.approvals = ApprovalsInbox(self, workspace)
+        self._seen_open: set[str] = set()
+        """Approvals of the run on screen that the store listed open at least once."""
+        self._listed = False
         self._focus_before_approval: Widget | None = None
         self.theme_problems: list[str] = []
         self.editor_themes: dict[str, Any] = {}
@@ -161,12 +175,7 @@ class RunReplApp(App[int]):
         for warning in [*self.ws.warnings, *self.theme_problems, *problems]:
             self.notify(warning, severity="warning", timeout=10)
         self.set_interval(FLUSH_SECONDS, self._flush_logs)
-        pending = self.ws.store.list_approvals()
-        if pending:
-            self.notify(
-                f"{len(pending)} approval(s) from earlier runs are pending: `run-repl approvals list`.",
-                timeout=8,
-            )
+        self.approvals.watch()
 
     def notify(
         self,
@@ -388,6 +397,7 @@ class RunReplApp(App[int]):
         if prompt.current is not None:
             targets.append(JumpTarget("a", "approval", at(prompt, 2)))
         targets.append(JumpTarget("o", "open a file", None))
+        targets.append(JumpTarget("i", "approvals inbox", None))
         return targets
 
     def action_jump_to_panel(self) -> None:
@@ -396,6 +406,8 @@ class RunReplApp(App[int]):
         def jumped(name: str | None) -> None:
             if name == "open a file":
                 self.action_open_file()
+            elif name == "approvals inbox":
+                self.action_approvals()
             elif name is not None:
                 self.action_focus_panel(name)
 
@@ -486,12 +498,15 @@ class RunReplApp(App[int]):
             "Host functions", "What the host offers, with signatures", self._show_host
         )
         yield SystemCommand(
-            "Pending approvals", "Approvals left from earlier runs", self._show_pending
+            "Approvals inbox",
+            "Every approval waiting in the store, from any process: decide them here (F6)",
+            self.action_approvals,
         )
         # Every action bound where the focus is (the value window's paging, the
         # logs' filter...), so nothing is reachable by key alone.
         seen = {
             "run",
+            "approvals",
             "cancel",
             "rerun",
             "history",
@@ -533,17 +548,6 @@ class RunReplApp(App[int]):
             for d in describe(self.ws.host)
         ]
         self.notify("\n".join(lines[:30]), title=f"host: {self.ws.host.name}", timeout=15)
-
-    def _show_pending(self) -> None:
-        pending = self.ws.store.list_approvals()
-        if not pending:
-            self.notify("No pending approvals.")
-            return
-        self.notify(
-            "\n".join(f"{a.id}  {a.path}  {a.message}" for a in pending[:20]),
-            title="pending approvals",
-            timeout=15,
-        )
 
     # ------------------------------------------------------------------ runs
     @on(RunSubmitted)
@@ -650,12 +654,15 @@ class RunReplApp(App[int]):
             return
         # Shown, never focused: what is being typed goes on going where it was going.
         self.query_one(ApprovalPrompt).ask(ask)
+        self.approvals.here = frozenset(it.id for it in ask)
+        self._refresh_inbox_screen()
         self.refresh_bindings()
         self.bell()
 
     @on(ApprovalDecided)
     def record_decision(self, event: ApprovalDecided) -> None:
         self.runs.decide(event.interruption_id, event.approved, for_session=event.approve_path)
+        self.approvals.here = self.query_one(ApprovalPrompt).asking
         if self.query_one(ApprovalPrompt).current is None:
             self._resume()
             self._refocus_after_approval()
@@ -672,6 +679,138 @@ class RunReplApp(App[int]):
                 )
             ]
         )
+
+    @on(RunQueued)
+    def _run_queued(self, event: RunQueued) -> None:
+        if self.runs.is_current(event.run_token):
+            who = event.held_by or "another approver"
+            self.status.detail = f"queued behind {who}"
+            self.notify(
+                f"{who} is resuming this run: your decision is recorded and is carried out "
+                "with it (waiting)…",
+                title="Approval",
+                timeout=8,
+            )
+
+    @on(RunDecidedElsewhere)
+    def _decided_elsewhere(self, event: RunDecidedElsewhere) -> None:
+        if not self.runs.is_current(event.run_token):
+            return
+        self.running = False
+        self.status.finish(
+            "interrupted",
+            duration_ms=None,
+            calls=len(self.calls.calls),
+            memory=None,
+            detail="not resumed here: see the history (F2)",
+        )
+        self.notify(event.message, title="Approval", severity="warning", timeout=12)
+
+    # ------------------------------------------------------------------ the approvals inbox
+    def action_approvals(self) -> None:
+        """F6: every open approval of the store, from any process, decided here."""
+        from .screens.approvals import ApprovalsScreen
+
+        if isinstance(self.screen, ApprovalsScreen):
+            return
+        self.approvals.here = self.query_one(ApprovalPrompt).asking
+        self.push_screen(ApprovalsScreen(self.approvals, self._inbox_decide))
+
+    def _inbox_decide(self, approval: PendingApproval, approved: bool, for_session: bool) -> None:
+        """A decision taken in the inbox: the run on screen resumes here, as if its prompt
+        had been answered; any other run resumes through the store's flow, in a worker."""
+        prompt = self.query_one(ApprovalPrompt)
+        if prompt.drop(approval.id) is not None:
+            self.approvals.here = prompt.asking
+            self.post_message(ApprovalDecided(approval.id, approved, approve_path=for_session))
+            return
+        if for_session and approved:
+            self.runs.session_approvals.add(approval.path)
+        self.approvals.decide(approval, approved)
+
+    @on(ApprovalsChanged)
+    def _approvals_changed(self, event: ApprovalsChanged) -> None:
+        inbox = self.approvals
+        before = {a.id for a in inbox.approvals}
+        first = not self._listed
+        inbox.take(event)
+        if event.approvals is None:
+            return
+        self._listed = True
+        self._sync_prompt(event.approvals)
+        self.status.approvals = inbox.waiting
+        prompt = self.query_one(ApprovalPrompt)
+        inbox.here = prompt.asking
+        others = [
+            a
+            for a in event.approvals
+            if a.id not in before and a.id not in inbox.here and a.state() == "pending"
+        ]
+        if first and inbox.waiting:
+            self.notify(
+                f"{inbox.waiting} approval(s) wait in the store: F6 opens the inbox.", timeout=8
+            )
+        elif others and not first:
+            paths = ", ".join(sorted({a.path for a in others}))
+            self.notify(
+                f"{len(others)} new approval(s) from another run ({paths}): F6 opens the inbox.",
+                title="Approvals",
+                timeout=8,
+            )
+        self._refresh_inbox_screen()
+
+    def _sync_prompt(self, approvals: list[PendingApproval]) -> None:
+        """The prompt stops asking what was decided elsewhere (another IDE's inbox, the CLI)."""
+        prompt = self.query_one(ApprovalPrompt)
+        if not prompt.queue:
+            return
+        by_id = {a.id: a for a in approvals}
+        gone: list[str] = []
+        for it in list(prompt.queue):
+            found = by_id.get(it.id)
+            if found is not None and found.state() == "pending":
+                self._seen_open.add(it.id)
+                continue
+            # Listed open before and now decided (or gone): someone else decided it. One
+            # never listed was not saved: only this prompt can decide it.
+            if (found is not None or it.id in self._seen_open) and it.id not in self.runs.decisions:
+                prompt.drop(it.id)
+                gone.append(it.path)
+        if not gone:
+            return
+        self.notify(
+            f"{', '.join(gone)} was decided elsewhere: this prompt no longer asks it.",
+            title="Approval",
+            severity="warning",
+            timeout=10,
+        )
+        if prompt.current is None:
+            if self.runs.decisions:
+                self._resume()
+            else:
+                self.status.detail = "decided elsewhere: its run goes on there (F2 history)"
+            self._refocus_after_approval()
+
+    @on(InboxOutcome)
+    def _inbox_outcome(self, event: InboxOutcome) -> None:
+        self.approvals.finished(event.outcome, final=event.final)
+        if event.final:
+            text = plain(event.outcome.lines[0]) if event.outcome.lines else ""
+            more = plain(event.outcome.lines[1]).strip() if len(event.outcome.lines) > 1 else ""
+            self.notify(
+                f"{text}\n{more}".strip(),
+                title="Approvals",
+                severity="information" if event.outcome.ok else "error",
+                timeout=8,
+            )
+        self._refresh_inbox_screen()
+
+    def _refresh_inbox_screen(self) -> None:
+        from .screens.approvals import ApprovalsScreen
+
+        for screen in self.screen_stack:
+            if isinstance(screen, ApprovalsScreen):
+                screen.refresh_inbox()
 
     # ------------------------------------------------------------------ calls, history
     @on(CallsTable.OpenCall)

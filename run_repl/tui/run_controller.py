@@ -19,8 +19,16 @@ from ..present.approvals import SessionApprovals
 from ..sandbox.errors import ErrorCode
 from ..sandbox.guest_errors import plain_error
 from ..sandbox.result import CallRecord, Interruption, LogLine, RunResult
+from ..store import ApprovalConflict, StoreError
 from ..workspace import Workspace
-from .messages import CallUpdated, LogReceived, RunFinished, RunInterrupted
+from .messages import (
+    CallUpdated,
+    LogReceived,
+    RunDecidedElsewhere,
+    RunFinished,
+    RunInterrupted,
+    RunQueued,
+)
 
 
 class RunController:
@@ -39,7 +47,7 @@ class RunController:
         self.result: RunResult | None = None
         self.pending_logs: list[LogLine] = []
         self.decisions: dict[str, bool] = {}
-        self.session_approvals = SessionApprovals()
+        self.session_approvals: SessionApprovals = workspace.session_approvals
         """Paths approved for the rest of the session: their calls are not asked again."""
 
     # ------------------------------------------------------------------ runs
@@ -90,13 +98,27 @@ class RunController:
         def on_call(call: CallRecord) -> None:
             app.post_message(CallUpdated(token, call))
 
+        def on_queued(queued: Any) -> None:
+            app.post_message(RunQueued(token, getattr(queued, "held_by", None)))
+
         try:
             if decisions is None:
                 result = await self.ws.run(source, on_log=on_log, on_call=on_call, cancel=cancel)
             else:
                 result = await self.ws.decide(
-                    decisions, on_log=on_log, on_call=on_call, cancel=cancel
+                    decisions,
+                    on_log=on_log,
+                    on_call=on_call,
+                    cancel=cancel,
+                    warnings=self.ws.warnings,
+                    on_queued=on_queued,
                 )
+        except (ApprovalConflict, StoreError) as exc:
+            # Decided or carried out by someone else (the inbox of another IDE, the CLI),
+            # or the store could not record the decision: nothing of this resume ran.
+            self.flush_logs()
+            app.post_message(RunDecidedElsewhere(token, str(exc)))
+            return
         except Exception as exc:  # the engine answers with results: this is a bug or the store
             app.post_message(
                 LogReceived(token, [LogLine(level="error", text=f"run-repl: {exc!r}", at_ms=0)])

@@ -44,6 +44,7 @@ __all__ = [
     "load_theme_file",
     "load_themes",
     "no_color_active",
+    "present_styles",
     "rich_colour",
     "rich_syntax_theme",
     "shipped_themes_dir",
@@ -466,3 +467,33 @@ def rich_syntax_theme(theme: Theme) -> SyntaxTheme:
         Generic.Strong: Style(bold=True),
     }
     return ANSISyntaxTheme(styles)
+
+
+def present_styles(theme: Theme) -> dict[str, str]:
+    """present/'s style names (`ok`, `warn`, `path`, ...) as Rich styles in the app
+    theme's colours, so its lines read alike in the IDE's panels and follow the theme."""
+    fallback = {"success": "green", "error": "red", "warning": "yellow", "primary": "cyan"}
+
+    def colour(name: str) -> str:
+        return rich_colour(getattr(theme, name, None)) or fallback.get(name, "")
+
+    accent = colour("primary")
+    warning = colour("warning")
+    return {
+        "ok": colour("success"),
+        "error": colour("error"),
+        "warn": warning,
+        "info": accent,
+        "dim": "dim",
+        "bold": "bold",
+        "path": f"bold {accent}",
+        "decision": rich_colour(theme.secondary) or "magenta",
+        "caret": f"bold {colour('error')}",
+        "hint": accent,
+        "mark": f"bold reverse {warning}",
+        "log.debug": "dim",
+        "log.log": "",
+        "log.info": accent,
+        "log.warn": warning,
+        "log.error": f"bold {colour('error')}",
+    }

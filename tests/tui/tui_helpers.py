@@ -9,6 +9,7 @@ from typing import Any
 from textual.app import App
 
 from run_repl.tui.app import RunReplApp
+from run_repl.tui.approvals_inbox import WATCH_WORKER
 from run_repl.workspace import open_workspace
 
 SIZE = (160, 48)
@@ -38,7 +39,8 @@ async def settle(pilot: Any) -> None:
     app = pilot.app
     for _ in range(MESSAGE_ROUNDS):
         await pilot.pause()
-        busy = [w for w in app.workers if not w.is_finished]
+        # The approvals watcher lives as long as the app: every other worker ends.
+        busy = [w for w in app.workers if not w.is_finished and w.name != WATCH_WORKER]
         if not busy:
             return
         await app.workers.wait_for_complete(busy)

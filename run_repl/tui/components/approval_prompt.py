@@ -213,6 +213,24 @@ Quitting leaves pending approvals in the store: `run-repl approvals list`.
         self.queue = []
         self._show()
 
+    def drop(self, interruption_id: str) -> Interruption | None:
+        """Stop asking one approval (decided in the inbox, or elsewhere); the next shows."""
+        for it in self.queue:
+            if it.id == interruption_id:
+                was_current = it is self.current
+                self.queue.remove(it)
+                if was_current or not self.queue:
+                    self._show()
+                else:
+                    self._update_keys()
+                return it
+        return None
+
+    @property
+    def asking(self) -> frozenset[str]:
+        """The ids of the approvals this prompt still asks."""
+        return frozenset(it.id for it in self.queue)
+
     @property
     def current(self) -> Interruption | None:
         return self.queue[0] if self.queue else None

@@ -68,6 +68,7 @@ the last expression (or an explicit `return`) is the run's value.
 - **ctrl+o**: jump: a letter on every panel (e editor, v value, l logs, c calls,
   a approval) and **o** to open a file; **F4** / **shift+F4**: next / previous panel
 - **F3**: decide a pending approval (your keys never reach it otherwise)
+- **F6**: the approvals inbox: every approval waiting in the store, from any process
 - **ctrl+n** new tab, **F8** open a file, **ctrl+s** save
 - **ctrl+w** close the tab (it asks first when ● marks unsaved changes), **ctrl+t** reopen
   the last closed tab

@@ -41,6 +41,8 @@ class StatusBar(Static):
     store_note: reactive[str] = reactive("")
     panel: reactive[str] = reactive("")
     """The focused panel's name: where the next key goes."""
+    approvals: reactive[int] = reactive(0)
+    """Approvals waiting in the store (any process): F6 opens the inbox."""
 
     def __init__(self, *, id: str | None = None) -> None:
         super().__init__(id=id)
@@ -99,10 +101,26 @@ class StatusBar(Static):
             text.append(f"  · heap {format_mib(self.memory_bytes)}")
         if self.detail:
             text.append(f"  · {self.detail}")
-        right = f"host: {self.host_name}" + (f" · {self.store_note}" if self.store_note else "")
+        waiting = (
+            f" {self.approvals} approval{'s' if self.approvals != 1 else ''} · F6 "
+            if self.approvals
+            else ""
+        )
         focus = f" ▸ {self.panel} " if self.panel else ""
-        pad = max(1, self.size.width - text.cell_len - len(focus) - len(right) - 3)
+        host = (
+            "  " + f"host: {self.host_name}" + (f" · {self.store_note}" if self.store_note else "")
+        )
+        # Narrow screens drop the host first, then the focus; waiting approvals always show.
+        room = self.size.width - text.cell_len - 1
+        if len(waiting) + len(focus) + len(host) + 1 > room:
+            host = ""
+        if len(waiting) + len(focus) + 1 > room:
+            focus = ""
+        pad = max(1, room - len(waiting) - len(focus) - len(host) - (1 if waiting else 0))
         text.append(" " * pad)
+        if waiting:
+            text.append(waiting, style="bold reverse yellow")
+            text.append(" ")
         text.append(focus, style="bold reverse")
-        text.append("  " + right, style="dim")
+        text.append(host, style="dim")
         return text

@@ -1,0 +1,350 @@
+"""The approvals inbox's state, apart from the screen: every open approval in the store,
+live, and the decisions this IDE is carrying out.
+
+Approvals come from this IDE, other IDEs, `run-repl run`, the line REPL and
+agents over MCP, all through one store. A worker watches it
+(`wait_for_approvals_change`: PostgreSQL pushes, SQLite is asked every 50 ms)
+and posts `ApprovalsChanged` with the open approvals; the app's handlers own
+every widget. Deciding and recovering are workers too: they call the store's
+flow (`ws.decide`, `recover`) and post what became of it (`InboxOutcome`),
+so the screen never waits on a run or on the store.
+
+The pure part (`InboxRow`, `blocked_reason`, `outcome_lines`) is tested without an app.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import time
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from typing import Any
+
+from textual.app import App
+
+from ..present import formats
+from ..present.approvals import approve_command
+from ..present.styled import Line, line, styled
+from ..sandbox.result import RunResult
+from ..store import ApprovalConflict, PendingApproval, StoreError
+from ..store.approval_flow import (
+    describe_state,
+    open_approvals,
+    recover,
+    wait_for_approvals_change,
+)
+from ..workspace import Workspace
+from .messages import ApprovalsChanged, InboxOutcome
+
+WATCH_WORKER = "approvals-watch"
+"""The watcher's worker name: it lives as long as the app (tests wait on the others)."""
+WATCH_TIMEOUT_S = 2.0
+"""How long one wait for a change lasts; a claim running out changes a state without one."""
+RELIST_S = 10.0
+"""Read the list again this often anyway, so a claim that ran out shows as stuck."""
+RETRY_S = 1.0
+"""After a store error, wait this long before watching again."""
+
+# The states a person can still decide: the others are decided, or being carried out.
+DECIDABLE = frozenset({"pending"})
+
+
+def age_text(created_at: float, now: float | None = None) -> str:
+    """`12 s`, `4 min`, `3 h`, `2 d`: how long an approval has waited."""
+    seconds = max(0.0, (time.time() if now is None else now) - created_at)
+    if seconds < 60:
+        return f"{seconds:.0f} s"
+    if seconds < 3600:
+        return f"{seconds // 60:.0f} min"
+    if seconds < 86_400:
+        return f"{seconds // 3600:.0f} h"
+    return f"{seconds // 86_400:.0f} d"
+
+
+@dataclass(frozen=True)
+class InboxRow:
+    """One open approval as the inbox lists it."""
+
+    id: str
+    state: str
+    age: str
+    host: str
+    path: str
+    args: str
+    """The arguments as the snippet wrote them, whole (a list cuts them to fit)."""
+    message: str
+    origin: str
+    """Whose run it is: "this IDE" (the run on screen), else the run's id."""
+
+    @classmethod
+    def of(
+        cls,
+        approval: PendingApproval,
+        *,
+        here: frozenset[str] = frozenset(),
+        now: float | None = None,
+    ) -> InboxRow:
+        return cls(
+            id=approval.id,
+            state=approval.state(now),
+            age=age_text(approval.created_at, now),
+            host=approval.host or "-",
+            path=approval.path,
+            args=formats.args_text(approval.args),
+            message=approval.message,
+            origin="this IDE" if approval.id in here else approval.run_id,
+        )
+
+
+def blocked_reason(approval: PendingApproval, host: str, *, deciding: bool = False) -> str | None:
+    """Why this IDE cannot decide `approval` now (None: it can), in one sentence with the way out."""
+    if deciding:
+        return "Your decision on it is being carried out."
+    state = approval.state()
+    if state == "stuck":
+        return f"{describe_state(approval)} R recovers it here."
+    if state not in DECIDABLE:
+        return f"It is {describe_state(approval)}."
+    if approval.host and approval.host != host:
+        return (
+            f"It belongs to a run on host {approval.host!r} and this IDE runs {host!r}: "
+            f"`{approve_command(approval.id, host=approval.host)}` decides it."
+        )
+    return None
+
+
+@dataclass
+class Outcome:
+    """What became of one decision (or recovery) taken in the inbox."""
+
+    approval_id: str
+    path: str
+    action: str  # "approved", "denied", "recovered"
+    lines: list[Line]
+    ok: bool
+
+
+def outcome_lines(
+    action: str,
+    approval: PendingApproval,
+    result: RunResult | None = None,
+    *,
+    error: str | None = None,
+    queued_behind: str | None = None,
+    warnings: list[str] | None = None,
+) -> list[Line]:
+    """The inbox's words for what a decision did: the run it resumed, how that ended."""
+    head = line(
+        ("ok" if action == "approved" else "error" if action == "denied" else "warn", action),
+        " ",
+        ("path", approval.path),
+        formats.args_text(approval.args),
+        ("dim", f"  ({approval.id})"),
+    )
+    out = [head]
+    if queued_behind:
+        out.append(
+            styled(
+                "warn",
+                f"  {queued_behind} was resuming this run: your decision was recorded and "
+                "carried out with it",
+            )
+        )
+    if error is not None:
+        out.append(line(("error", "  not decided: "), error))
+    elif result is not None:
+        status = line("  the run resumed: ", (_status_style(result.status), result.status))
+        if result.duration_ms is not None:
+            status.append(("dim", f" in {formats.format_ms(result.duration_ms)}"))
+        out.append(status)
+        if result.status == "interrupted":
+            waiting = len(result.interruptions or [])
+            out.append(
+                styled(
+                    "warn",
+                    f"  it waits for {formats.plural(waiting, 'more approval')} (listed here)",
+                )
+            )
+        elif result.error is not None:
+            first = result.error.message.split("\n")[0]
+            out.append(line(("error", f"  {result.error.code}: "), first))
+        elif result.ok:
+            out.append(line(("dim", "  value: "), _value_summary(result)))
+        if result.run_id:
+            out.append(styled("dim", f"  run {result.run_id} is in the history (F2)"))
+    for warning in warnings or []:
+        out.append(line(("warn", "  warning: "), warning))
+    return out
+
+
+def _status_style(status: str) -> str:
+    return {"ok": "ok", "error": "error", "interrupted": "warn"}.get(status, "")
+
+
+def _value_summary(result: RunResult, limit: int = 160) -> str:
+    if result.value_kind == "undefined":
+        return "undefined"
+    if result.value_window is not None:
+        return f"{result.total or 0:,} items at {result.value_window.path}"
+    text = formats.json_text(result.value)
+    return text if len(text) <= limit else text[: limit - 1] + "…"
+
+
+@dataclass
+class ApprovalsInbox:
+    """The open approvals of the store, as last read, and the decisions under way."""
+
+    app: App[Any]
+    ws: Workspace
+    approvals: list[PendingApproval] = field(default_factory=list)
+    version: int = -1
+    here: frozenset[str] = frozenset()
+    """The approvals the inline prompt asks (the run on this IDE's screen)."""
+    deciding: set[str] = field(default_factory=set)
+    """Approvals this IDE decided whose flow is still going (their run resumes)."""
+    outcomes: list[Outcome] = field(default_factory=list)
+    changed: asyncio.Event = field(default_factory=asyncio.Event)
+    """Set each time a new list is in (tests wait on it, never on the clock)."""
+    problem: str | None = None
+
+    # ------------------------------------------------------------------ reading
+    def watch(self) -> None:
+        """Start the watcher: one worker for the app's life."""
+        self.app.run_worker(
+            self._watch(),
+            name=WATCH_WORKER,
+            group=WATCH_WORKER,
+            exclusive=True,
+            exit_on_error=False,
+        )
+
+    async def _watch(self) -> None:
+        store = self.ws.store
+        since: int | None = None
+        listed_at = 0.0
+        while True:
+            try:
+                if since is None:
+                    version = int(await asyncio.to_thread(store.approvals_version))
+                else:
+                    version = await wait_for_approvals_change(store, since, WATCH_TIMEOUT_S)
+                if version != since or time.monotonic() - listed_at >= RELIST_S:
+                    approvals = await asyncio.to_thread(open_approvals, store)
+                    listed_at = time.monotonic()
+                    since = version
+                    self.app.post_message(ApprovalsChanged(version, approvals))
+            except (StoreError, OSError, ValueError) as exc:
+                self.app.post_message(ApprovalsChanged(since or 0, None, problem=str(exc)))
+                await asyncio.sleep(RETRY_S)
+
+    def take(self, event: ApprovalsChanged) -> None:
+        """Keep what the watcher read (the app calls this from its handler)."""
+        if event.approvals is None:
+            self.problem = event.problem
+        else:
+            self.problem = None
+            self.approvals = event.approvals
+            self.version = event.version
+        self.changed.set()
+
+    async def next_change(self) -> None:
+        """Wait for the next list the watcher posts (and the app takes)."""
+        self.changed.clear()
+        await self.changed.wait()
+
+    def get(self, approval_id: str) -> PendingApproval | None:
+        return next((a for a in self.approvals if a.id == approval_id), None)
+
+    @property
+    def waiting(self) -> int:
+        """How many wait for a person: pending ones, and stuck ones to recover."""
+        return sum(1 for a in self.approvals if a.state() in ("pending", "stuck"))
+
+    def blocked_reason(self, approval: PendingApproval) -> str | None:
+        return blocked_reason(approval, self.ws.host.name, deciding=approval.id in self.deciding)
+
+    # ------------------------------------------------------------------ deciding
+    def decide(self, approval: PendingApproval, approved: bool) -> None:
+        """Decide one approval of another run through the store's flow, in a worker."""
+        self.deciding.add(approval.id)
+        self.app.run_worker(
+            self._decide(approval, approved), group="inbox-decide", exit_on_error=False
+        )
+
+    async def _decide(self, approval: PendingApproval, approved: bool) -> None:
+        action = "approved" if approved else "denied"
+        warnings: list[str] = []
+        queued: list[str] = []
+
+        def on_queued(q: Any) -> None:
+            who = getattr(q, "held_by", None) or "another approver"
+            queued.append(who)
+            self.app.post_message(
+                InboxOutcome(
+                    Outcome(
+                        approval.id,
+                        approval.path,
+                        "queued",
+                        [
+                            styled(
+                                "warn",
+                                f"{approval.path} ({approval.id}): {who} is resuming this run: "
+                                "your decision is recorded and is carried out with it (waiting)…",
+                            )
+                        ],
+                        True,
+                    ),
+                    final=False,
+                )
+            )
+
+        error: str | None = None
+        result: RunResult | None = None
+        try:
+            result = await self.ws.decide(
+                {approval.id: approved}, warnings=warnings, on_queued=on_queued
+            )
+        except (ApprovalConflict, StoreError, KeyError, ValueError) as exc:
+            error = str(exc).strip("'\"") or type(exc).__name__
+        except Exception as exc:  # the flow answers with results: this is a bug or the host
+            error = f"{type(exc).__name__}: {exc}"
+        lines = outcome_lines(
+            action,
+            approval,
+            result,
+            error=error,
+            queued_behind=queued[0] if queued else None,
+            warnings=warnings,
+        )
+        self.app.post_message(
+            InboxOutcome(Outcome(approval.id, approval.path, action, lines, error is None))
+        )
+
+    def recover(self, approval: PendingApproval) -> None:
+        """End a stuck approval's batch without running anything, in a worker."""
+        self.deciding.add(approval.id)
+        self.app.run_worker(self._recover(approval), group="inbox-decide", exit_on_error=False)
+
+    async def _recover(self, approval: PendingApproval) -> None:
+        try:
+            ended = await asyncio.to_thread(recover, self.ws.store, approval.id)
+        except (ApprovalConflict, StoreError, KeyError) as exc:
+            lines = [line(("error", "not recovered: "), approval.id, ": ", str(exc))]
+            ok = False
+        else:
+            lines = [line(("warn", "recovered "), a.id, "  ", describe_state(a)) for a in ended]
+            ok = True
+        self.app.post_message(
+            InboxOutcome(Outcome(approval.id, approval.path, "recovered", lines, ok))
+        )
+
+    def finished(self, outcome: Outcome, *, final: bool = True) -> None:
+        """Record an outcome (the app calls this from its handler)."""
+        if final:
+            self.deciding.discard(outcome.approval_id)
+        self.outcomes.append(outcome)
+        del self.outcomes[:-50]
+
+
+OnDecide = Callable[[PendingApproval, bool, bool], None]
+"""What the screen calls to decide: (approval, approved, for the rest of the session)."""

@@ -19,8 +19,18 @@ from ..store.records import PendingApproval
 from . import formats
 from .styled import Line, line, styled
 
-BLANK_RUN = re.compile(r"\s{20,}")  # a run this long is pointed out
+WHITESPACE_RUN = 4
+"""A run of at least this many blanks inside a string is shown as its length, inline."""
 SESSION_CONFIRM = "yes"  # what "approve for the session" asks to be typed once more
+
+_JSON_STRING = re.compile(r'"(?:[^"\\]|\\.)*"')
+# Blanks a reader cannot count (JSON escapes tabs and newlines, so these are the ones
+# left raw), and characters a reader cannot see at all.
+_BLANKS = "[ \u00a0\u1680\u2000-\u200a\u2028\u2029\u202f\u205f\u3000]"
+_HIDDEN = re.compile(
+    rf"(?P<blank>{_BLANKS}{{{WHITESPACE_RUN},}})|(?P<invisible>[\u200b-\u200d\u2060\ufeff\u00ad])"
+)
+_BLANK_RUN = re.compile(rf"{_BLANKS}{{{WHITESPACE_RUN},}}")
 
 
 def approval_message(payload: Any, path: str) -> str:
@@ -30,28 +40,82 @@ def approval_message(payload: Any, path: str) -> str:
     return f"{path} is waiting for a decision"
 
 
+def marked_fragments(text: str, style: str = "") -> Line:
+    """`text` with each run of WHITESPACE_RUN+ blanks shown as `⟨30 spaces⟩` and each
+    invisible character as `⟨U+200B⟩`, in the `mark` style: nothing hides in plain sight."""
+    out: Line = []
+    position = 0
+    for match in _HIDDEN.finditer(text):
+        if match.start() > position:
+            out.append((style, text[position : match.start()]))
+        found = match.group()
+        if match.lastgroup == "blank":
+            what = "spaces" if set(found) == {" "} else "blanks"
+            out.append(("mark", f"⟨{len(found):,} {what}⟩"))
+        else:
+            out.append(("mark", f"⟨U+{ord(found):04X}⟩"))
+        position = match.end()
+    if position < len(text):
+        out.append((style, text[position:]))
+    return out
+
+
+def json_fragments(text: str) -> Line:
+    """A line of pretty JSON, its strings marked (`marked_fragments`); the indentation
+    outside strings is JSON's own, not the guest's, and is left as it is."""
+    out: Line = []
+    position = 0
+    for match in _JSON_STRING.finditer(text):
+        if match.start() > position:
+            out.append(("", text[position : match.start()]))
+        out += marked_fragments(match.group(), "string")
+        position = match.end()
+    if position < len(text):
+        out.append(("", text[position:]))
+    return out
+
+
+def _describe(value: Any) -> str:
+    """An argument's type and size, as a person checks it."""
+    if isinstance(value, str):
+        return f"string, {formats.plural(len(value), 'character')}"
+    if isinstance(value, bool):
+        return "boolean"
+    if value is None:
+        return "null"
+    if isinstance(value, int) and abs(value) >= 10_000:
+        return f"number: {value:,}"  # digits a person can count
+    if isinstance(value, int | float):
+        return "number"
+    if isinstance(value, list):
+        return f"array, {formats.plural(len(value), 'item')}"
+    if isinstance(value, dict):
+        return f"object, {formats.plural(len(value), 'key')}"
+    return f"JSON, {formats.plural(len(formats.json_text(value)), 'character')}"
+
+
 def argument_lines(args: Any, *, indent: str = "  ") -> list[Line]:
-    """Each argument on its own line(s), whole, as JSON, with its length, and a
-    warning for long runs of blanks: `  arg 1 of 3 (427 chars; 420 blanks in a row)`."""
+    """Each argument whole, as pretty JSON under a heading with its type and size:
+    `  arg 1 of 3 (string, 427 characters; 420 blanks in a row):`. Inside strings,
+    runs of blanks are shown as their length and invisible characters by code
+    point (`marked_fragments`), so what is approved is what is read."""
     values = list(args) if isinstance(args, list | tuple) else [args]
     if not values:
         return [styled("dim", f"{indent}no arguments")]
     out: list[Line] = []
     for n, value in enumerate(values, 1):
         text = formats.pretty_json(value)
-        measured = value if isinstance(value, str) else formats.json_text(value)
-        size = (
-            f"{len(measured):,} characters"
-            if isinstance(value, str)
-            else f"JSON, {len(text):,} characters"
-        )
-        head = line(("dim", f"{indent}arg {n} of {len(values)} ({size}"))
-        runs = [len(m.group()) for m in BLANK_RUN.finditer(measured)]
+        head = line(("dim", f"{indent}arg {n} of {len(values)} ({_describe(value)}"))
+        runs = [
+            len(run.group())
+            for string in _JSON_STRING.finditer(text)
+            for run in _BLANK_RUN.finditer(string.group())
+        ]
         if runs:
             head.append(("warn bold", f"; {max(runs):,} blanks in a row"))
         head.append(("dim", "):"))
         out.append(head)
-        out += [line(indent + "  ", t) for t in text.split("\n")]
+        out += [[("", indent + "  "), *json_fragments(t)] for t in text.split("\n")]
     return out
 
 

@@ -27,6 +27,8 @@ PTK_STYLE = Style.from_dict(
         "decision": "ansimagenta",
         "caret": "ansired bold",
         "hint": "ansicyan",
+        "string": "ansigreen",
+        "mark": "bold reverse ansiyellow",
         "log.debug": "#888888",
         "log.info": "ansicyan",
         "log.warn": "ansiyellow",

@@ -27,6 +27,8 @@ RICH_STYLES: Mapping[str, str] = {
     "decision": "magenta",
     "caret": "bold red",
     "hint": "cyan",
+    "string": "green",
+    "mark": "bold reverse yellow",
     "log.debug": "dim",
     "log.log": "",
     "log.info": "cyan",

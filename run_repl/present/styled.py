@@ -14,6 +14,8 @@ Style names:
     dim       secondary text             bold      emphasis
     path      a host function's path     decision  an approval decision (magenta)
     caret     the ^ under an error       hint      what to do next (cyan)
+    string    a string in JSON (green)   mark      what hides in plain sight: a run
+                                                   of blanks, an invisible character
     log.debug log.log log.info log.warn log.error    a console line's level
 """
 
@@ -37,6 +39,8 @@ STYLE_NAMES = (
     "decision",
     "caret",
     "hint",
+    "string",
+    "mark",
     "log.debug",
     "log.log",
     "log.info",

@@ -209,7 +209,7 @@ async def test_approve_with_y_resumes_and_the_function_runs_once(repl: Repl) -> 
     assert await repl.exit_code() == 0
     text = repl.text
     assert "waiting for approval: orders.refund" in text and "Refund order o1?" in text
-    assert '  arg 1 of 1 (2 characters):\n    "o1"' in text
+    assert '  arg 1 of 1 (string, 2 characters):\n    "o1"' in text
     assert (
         '"refunded": "o1"' in text and 'orders.refund("o1")  ' in text and " ok approved " in text
     )

@@ -32,17 +32,33 @@ def test_approval_message_falls_back_to_the_path() -> None:
     assert approval_message(None, "x.y") == "x.y is waiting for a decision"
 
 
-def test_argument_lines_are_whole_with_lengths_and_blank_runs() -> None:
-    text = plain_lines(argument_lines(["a" + " " * 30 + "b", {"to": "mallory"}], indent=""))
+def test_argument_lines_are_whole_with_types_sizes_and_blank_runs() -> None:
+    args = ["a" + " " * 30 + "b", {"to": "mallory   x"}, 1_000_000, "a   b"]
+    text = plain_lines(argument_lines(args, indent=""))
     assert text.splitlines() == [
-        "arg 1 of 2 (32 characters; 30 blanks in a row):",
-        '  "a' + " " * 30 + 'b"',
-        "arg 2 of 2 (JSON, 21 characters):",
+        "arg 1 of 4 (string, 32 characters; 30 blanks in a row):",
+        '  "a⟨30 spaces⟩b"',
+        "arg 2 of 4 (object, 1 key):",
         "  {",
-        '    "to": "mallory"',
+        '    "to": "mallory   x"',  # three blanks are read as they are
         "  }",
+        "arg 3 of 4 (number: 1,000,000):",
+        "  1000000",
+        "arg 4 of 4 (string, 5 characters):",
+        '  "a   b"',
     ]
     assert plain_lines(argument_lines([])) == "  no arguments"
+
+
+def test_blank_runs_and_invisible_characters_are_marked_inside_strings_only() -> None:
+    lines = argument_lines([{"k": ["x\u00a0\u00a0\u00a0\u00a0y\u200bz"]}], indent="")
+    text = plain_lines(lines)
+    assert '"x⟨4 blanks⟩y⟨U+200B⟩z"' in text
+    assert "(object, 1 key; 4 blanks in a row)" in text
+    # The JSON's own indentation (4 spaces deep here) is not the guest's: never marked.
+    assert '    "x' in text
+    marks = [t for x in lines for style, t in x if style == "mark"]
+    assert marks == ["⟨4 blanks⟩", "⟨U+200B⟩"]
 
 
 def test_approve_command_names_what_is_not_default(tmp_path: Path) -> None:

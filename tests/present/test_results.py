@@ -153,8 +153,9 @@ def test_interruption_shows_message_and_every_argument_whole() -> None:
     text = plain_lines(interruption_lines(it))
     assert "waiting for approval: bank.transfer  (id int_1)" in text
     assert "Transfer?" in text and "1000000" in text and '"to: mallory"' in text
-    assert f'"{hidden}"' in text
-    assert "arg 1 of 3 (427 characters; 420 blanks in a row)" in text
+    assert '"savings⟨420 spaces⟩"' in text  # the blanks, counted, where they are
+    assert "arg 1 of 3 (string, 427 characters; 420 blanks in a row)" in text
+    assert "arg 2 of 3 (number: 1,000,000)" in text
 
 
 def test_interruption_without_message_says_what_waits() -> None:

@@ -39,6 +39,7 @@ from .components.editor import Buffer, BufferStore, CodeEditor, EditorTabs
 from .components.error_view import RunErrorView
 from .components.log_panel import LogPanel
 from .components.status_bar import StatusBar
+from .components.value_model import value_size
 from .components.value_view import ValueView
 from .guest_text import safe_lines, safe_text
 from .messages import (
@@ -609,15 +610,15 @@ class RunReplApp(App[int]):
         self.logs.set_dropped(result.logs_dropped)
         cancelled = result.error is not None and result.error.code == "RUN_ABORTED"
         detail = ""
-        if result.status == "ok" and result.total is not None:
-            detail = f"value: {result.total:,} item{'s' if result.total != 1 else ''}"
+        if result.status == "ok":
+            detail = value_size(result)
         elif result.error is not None:
             detail = str(result.error.code)
         self._show_outcome(result, state="cancelled" if cancelled else result.status, detail=detail)
         if result.status == "ok":
             self.value_view.show_result(result, self.ws.runner.expand)
         elif result.error is not None:
-            self.query_one(RunErrorView).show_error(result.error)
+            self.query_one(RunErrorView).show_error(result.error, event.source)
             self._jump_to_error(result, event.source)
         for warning in self.ws.warnings:
             self.notify(warning, severity="warning")
@@ -829,9 +830,9 @@ class RunReplApp(App[int]):
         if isinstance(choice, OpenSource):
             await self.editor_tabs.action_new_buffer(choice.source, title=choice.title)
         elif isinstance(choice, ShowStored):
-            self.show_stored_result(choice.envelope)
+            self.show_stored_result(choice.envelope, choice.source)
 
-    def show_stored_result(self, envelope: dict[str, Any]) -> None:
+    def show_stored_result(self, envelope: dict[str, Any], source: str | None = None) -> None:
         """Show a run's stored envelope (from history) in the panels."""
         try:
             result = RunResult.model_validate(envelope)
@@ -844,11 +845,11 @@ class RunReplApp(App[int]):
         self.query_one(RunErrorView).show_error(None)
         self.logs.add_lines(result.logs)
         if result.status == "ok":
-            self.value_view.show_envelope(envelope, self.ws.runner.expand)
+            self.value_view.show_stored(result, self.ws.runner.expand)
         else:
             self.value_view.show_result(None, None)
             if result.error is not None:
-                self.query_one(RunErrorView).show_error(result.error)
+                self.query_one(RunErrorView).show_error(result.error, source)
         self._show_outcome(result, state=result.status, detail="from history")
 
     @on(EditorTabs.SaveAsRequested)

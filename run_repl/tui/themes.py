@@ -490,6 +490,7 @@ def present_styles(theme: Theme) -> dict[str, str]:
         "decision": rich_colour(theme.secondary) or "magenta",
         "caret": f"bold {colour('error')}",
         "hint": accent,
+        "string": rich_colour(syntax_colors(theme)["string"]) or colour("success"),
         "mark": f"bold reverse {warning}",
         "log.debug": "dim",
         "log.log": "",

@@ -219,8 +219,8 @@ def hidden_transfer() -> Interruption:
 def test_every_argument_is_shown_whole_with_lengths_and_whitespace_marked() -> None:
     text = plain(approval_text(hidden_transfer()), width=80)
     assert "⟨420 spaces⟩" in text
-    assert "string · 428 characters" in text
-    assert "1000000" in text and "number  = 1,000,000" in text
+    assert "string, 428 characters; 420 blanks in a row" in text
+    assert "1000000" in text and "number: 1,000,000" in text
     assert '"to: mallory"' in text
     assert "3 arguments" in text
 
@@ -233,8 +233,8 @@ def test_nested_strings_and_invisible_characters_are_marked_but_indentation_is_n
     )
     text = plain(approval_text(it))
     assert "⟨U+200B⟩" in text
-    assert "⟨6 whitespace⟩" in text
-    assert "object · 2 keys" in text
+    assert "⟨6 blanks⟩" in text
+    assert "object, 2 keys" in text
     assert "spaces⟩" not in text  # pretty JSON's own indentation is left alone
 
 

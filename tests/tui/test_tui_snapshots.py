@@ -1,5 +1,5 @@
 """What the main screen looks like: idle, after a run with a paged value, with an
-approval pending. Durations are blanked and the cursor stops blinking, so the
+approval pending. Durations are blanked (present's one `format_ms`) and the cursor stops blinking, so the
 pictures only change when the screen does."""
 
 from __future__ import annotations
@@ -11,8 +11,8 @@ import pytest
 from textual.widgets import TextArea
 from tui_helpers import run_to_end
 
+from run_repl.present import formats
 from run_repl.tui import app as app_module
-from run_repl.tui.components import calls_table, log_panel, status_bar
 from run_repl.tui.components.approval_prompt import ApprovalPrompt
 from run_repl.workspace import open_workspace
 
@@ -23,12 +23,9 @@ SIZE = (160, 48)
 def stable(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
     monkeypatch.setenv("RUN_REPL_DATA_DIR", str(tmp_path / "data"))
     monkeypatch.setenv("RUN_REPL_CONFIG_DIR", str(tmp_path / "config"))
-    monkeypatch.setattr(status_bar, "format_ms", lambda ms: "#.# ms")
-    monkeypatch.setattr(status_bar, "format_seconds", lambda s: "#.# s")
-    monkeypatch.setattr(status_bar, "format_mib", lambda n: "#.# MiB")
-    monkeypatch.setattr(log_panel, "format_time", lambda ms: "    #.#ms")
-    monkeypatch.setattr(calls_table, "format_ms", lambda ms: "#.# ms")
-    monkeypatch.setattr(calls_table, "format_wait", lambda ms: "#.# s")
+    # Durations (status, logs, calls) have one function, sizes another: one patch each.
+    monkeypatch.setattr(formats, "format_ms", lambda ms: "#.# ms")
+    monkeypatch.setattr(formats, "format_bytes", lambda n: "#.# MiB")
     return tmp_path / "data"
 
 

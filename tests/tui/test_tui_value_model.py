@@ -17,6 +17,7 @@ from run_repl.tui.components.value_model import (
     PageUnavailable,
     Shown,
     ValuePages,
+    value_size,
 )
 
 REF = "res_00ff"
@@ -41,6 +42,11 @@ class ListPager:
             total=len(self.items),
             has_more=offset + len(part) < len(self.items),
         )
+
+
+def stored(envelope: dict[str, Any]) -> RunResult:
+    """A result as the history keeps it (a dict), read back as the app does."""
+    return RunResult.model_validate(envelope)
 
 
 def windowed(count: int, first: int = 49, path: str = "$") -> tuple[ValuePages, ListPager]:
@@ -94,18 +100,20 @@ def test_a_gone_ref_and_a_first_page_only_say_why() -> None:
 def test_inline_values_entries_and_lines() -> None:
     inline = ValuePages()
     inline.set(
-        Shown.from_envelope({"status": "ok", "value": {"a": 1}, "value_kind": "object"}), None
+        Shown.from_result(stored({"status": "ok", "value": {"a": 1}, "value_kind": "object"})), None
     )
     assert not inline.windowed and inline.copy_item(0) == ('{\n  "a": 1\n}', "the value")
     entries = ValuePages()
     entries.set(
-        Shown.from_envelope(
-            {
-                "status": "ok",
-                "value_ref": REF,
-                "total": 2,
-                "value_window": {"path": "$entries", "items": [{"key": "a b", "value": 1}]},
-            }
+        Shown.from_result(
+            stored(
+                {
+                    "status": "ok",
+                    "value_ref": REF,
+                    "total": 2,
+                    "value_window": {"path": "$entries", "items": [{"key": "a b", "value": 1}]},
+                }
+            )
         ),
         None,
     )
@@ -113,13 +121,15 @@ def test_inline_values_entries_and_lines() -> None:
     assert entries.copy_item(0) == ('{\n  "a b": 1\n}', "item 1")
     lines = ValuePages()
     lines.set(
-        Shown.from_envelope(
-            {
-                "status": "ok",
-                "value_ref": REF,
-                "total": 2,
-                "value_window": {"path": "$lines", "items": ["one", "two"]},
-            }
+        Shown.from_result(
+            stored(
+                {
+                    "status": "ok",
+                    "value_ref": REF,
+                    "total": 2,
+                    "value_window": {"path": "$lines", "items": ["one", "two"]},
+                }
+            )
         ),
         None,
     )
@@ -142,3 +152,19 @@ def test_a_cancelled_export_leaves_no_file(tmp_path: Path) -> None:
     with pytest.raises(RuntimeError, match="cancelled"):
         pages.export_job(target).run(lambda: True)
     assert list(tmp_path.iterdir()) == []
+
+
+def test_the_status_bar_names_the_value_by_its_shape() -> None:
+    def ok(**fields: Any) -> RunResult:
+        return RunResult(status="ok", **fields)
+
+    assert value_size(ok(value={"a": 1, "b": 2}, value_kind="object")) == "value: 2 keys"
+    assert value_size(ok(value={"a": 1}, value_kind="object")) == "value: 1 key"
+    assert value_size(ok(value=[1, 2, 3], value_kind="array")) == "value: 3 items"
+    assert value_size(ok(value="a\nb", value_kind="string")) == "value: 2 lines"
+    assert value_size(ok(value=7, value_kind="number")) == "value: number"
+    assert value_size(ok(value=None, value_kind="undefined")) == "value: undefined"
+    rows = ok(value_ref=REF, total=5000, value_window=ValueWindow(path="$.rows", items=[1]))
+    assert value_size(rows) == "value: 5,000 items in $.rows"
+    entries = ok(value_ref=REF, total=300, value_window=ValueWindow(path="$entries", items=[]))
+    assert value_size(entries) == "value: 300 keys"

@@ -111,7 +111,7 @@ class Harness(App[None]):
     def on_mount(self) -> None:
         view = self.query_one(ValueView)
         if self.envelope is not None:
-            view.show_envelope(self.envelope, self.pager)
+            view.show_stored(RunResult.model_validate(self.envelope), self.pager)
         else:
             view.show_result(self.result, self.pager)
         view.focus()
@@ -466,14 +466,12 @@ async def test_envelope_from_history(million: list[dict[str, int]]) -> None:
         assert view.page_items == tuple(million[:66])
         view.jump_to(5)  # the stored first page still works
         assert view.selected_number == 5
-        view.show_envelope(envelope, None)
+        view.show_stored(RunResult.model_validate(envelope), None)
         await pilot.pause()
         assert view.notice == FIRST_PAGE_ONLY
         await pilot.press("n")
         assert view.page_offset == 0
-        view.show_envelope(
-            windowed(million[:1000], 66).model_dump(mode="json"), FakePager(million[:1000])
-        )
+        view.show_stored(windowed(million[:1000], 66), FakePager(million[:1000]))
         await pilot.press("n")
         assert view.notice is None and view.page_offset == 66
 

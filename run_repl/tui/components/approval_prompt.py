@@ -10,20 +10,17 @@ person decides. Deciding is deliberate, whatever else is being typed:
   a key pressed twice never decides the next one of a batch;
 - approving a function for the whole session asks once more (enter).
 
-What is asked is shown whole: the message, then every argument in full
-(wrapped; the panel scrolls), with its type and length; runs of whitespace and
-invisible characters in strings are marked, never hidden.
+What is asked is shown whole, in present/'s words: the message, then every
+argument in full (wrapped; the panel scrolls), with its type and length; runs
+of blanks and invisible characters in strings are marked, never hidden.
 """
 
 from __future__ import annotations
 
-import json
-import re
 import time
-from typing import Any, ClassVar
+from collections.abc import Mapping
+from typing import ClassVar
 
-from rich.console import Group, RenderableType
-from rich.padding import Padding
 from rich.text import Text
 from textual import events
 from textual.app import ComposeResult
@@ -33,102 +30,44 @@ from textual.message import Message
 from textual.reactive import reactive
 from textual.widgets import Static
 
-from ...present.approvals import approval_message
+from ...present.approvals import (
+    approval_message,
+    argument_lines,
+    json_fragments,
+    marked_fragments,
+)
+from ...present.formats import plural, pretty_json
+from ...present.rich_render import RICH_STYLES, lines_to_text
+from ...present.styled import Line, line, styled
 from ...sandbox.result import Interruption
-from ..guest_text import safe_lines, safe_text
+from ..guest_text import safe_text
 from ..messages import ApprovalDecided
+from ..themes import present_styles
 
 ARM_SECONDS = 0.5
 """Keys reaching the prompt this soon after an approval appears are ignored."""
 
-WHITESPACE_RUN = 4
-"""A run of at least this many whitespace characters in a string is marked with its length."""
 
-_JSON_STRING = re.compile(r'"(?:[^"\\]|\\.)*"')
-# Whitespace a reader cannot count, and characters a reader cannot see at all.
-_HIDDEN = re.compile(
-    rf"(?P<space>[ \u00a0\u1680\u2000-\u200a\u2028\u2029\u202f\u205f\u3000]{{{WHITESPACE_RUN},}})"
-    r"|(?P<invisible>[\u200b-\u200d\u2060\ufeff\u00ad])"
-)
-_MARK_STYLE = "bold reverse yellow"
-
-
-def _describe_run(run: str) -> str:
-    count = len(run)
-    if set(run) == {" "}:
-        return f"⟨{count:,} spaces⟩"
-    return f"⟨{count:,} whitespace⟩"
-
-
-def marked(text: str, style: str = "") -> Text:
-    """`text` (already made safe) with long whitespace runs and invisible characters marked."""
-    out = Text()
-    position = 0
-    for match in _HIDDEN.finditer(text):
-        out.append(text[position : match.start()], style)
-        if match.lastgroup == "space":
-            out.append(_describe_run(match.group()), _MARK_STYLE)
-        else:
-            out.append(f"⟨U+{ord(match.group()):04X}⟩", _MARK_STYLE)
-        position = match.end()
-    out.append(text[position:], style)
-    return out
-
-
-def size_of(value: Any) -> str:
-    """An argument's type and length, as a person checks it."""
-    if isinstance(value, str):
-        return f"string · {len(value):,} character{'s' if len(value) != 1 else ''}"
-    if isinstance(value, bool):
-        return "boolean"
-    if value is None:
-        return "null"
-    if isinstance(value, int | float):
-        return "number"
-    if isinstance(value, list):
-        return f"array · {len(value):,} item{'s' if len(value) != 1 else ''}"
-    if isinstance(value, dict):
-        return f"object · {len(value):,} key{'s' if len(value) != 1 else ''}"
-    return type(value).__name__
-
-
-def value_text(value: Any) -> Text:
-    """A decoded argument, whole: pretty JSON, control characters escaped, strings' hidden runs marked."""
-    shown = safe_lines(json.dumps(value, indent=2, ensure_ascii=False, default=str))
-    out = Text()
-    position = 0
-    # Only inside strings: the indentation of pretty JSON is not the guest's whitespace.
-    for match in _JSON_STRING.finditer(shown):
-        out.append(shown[position : match.start()])
-        out.append_text(marked(match.group(), "green"))
-        position = match.end()
-    out.append(shown[position:])
-    return out
-
-
-def approval_text(interruption: Interruption) -> Group:
-    """Everything a person is asked to approve: message, call, each argument whole
-    (wrapped under its heading, never cut)."""
+def approval_lines(interruption: Interruption) -> list[Line]:
+    """Everything a person is asked to approve, in present/'s words (the CLI, the line
+    REPL and the inbox say it the same way): the message, the call, each argument
+    whole with its type and size, blank runs and invisible characters marked."""
     args = interruption.args
-    parts: list[RenderableType] = [
-        marked(safe_lines(approval_message(interruption.payload, interruption.path)), "bold"),
-        Text.assemble(
-            (safe_text(interruption.path), "bold cyan"),
-            (f"  {len(args)} argument{'s' if len(args) != 1 else ''}", "dim"),
-        ),
-    ]
-    for number, arg in enumerate(args, 1):
-        heading = Text.assemble((f"{number:>3}  ", "bold"), (size_of(arg), "dim"))
-        if isinstance(arg, int) and not isinstance(arg, bool) and abs(arg) >= 10_000:
-            heading.append(f"  = {arg:,}", "bold")  # digits a person can count
-        parts.append(heading)
-        parts.append(Padding(value_text(arg), (0, 0, 0, 5)))
+    message = approval_message(interruption.payload, interruption.path)
+    out = [marked_fragments(text, "bold") for text in message.split("\n")]
+    out.append(line(("path", interruption.path), ("dim", f"  {plural(len(args), 'argument')}")))
+    out += argument_lines(args, indent="")
     payload = interruption.payload if isinstance(interruption.payload, dict) else {}
     kind = payload.get("kind")
     if kind and kind != "approval":
-        parts.append(Text("payload", "dim"))
-        parts.append(Padding(value_text(payload), (0, 0, 0, 5)))
-    return Group(*parts)
+        out.append(styled("dim", "payload"))
+        out += [[("", "  "), *json_fragments(t)] for t in pretty_json(payload).split("\n")]
+    return out
+
+
+def approval_text(interruption: Interruption, styles: Mapping[str, str] = RICH_STYLES) -> Text:
+    """`approval_lines` as Rich text (wrapped by the panel, never cut)."""
+    return lines_to_text(approval_lines(interruption), styles)
 
 
 class ApprovalPrompt(Vertical):
@@ -263,7 +202,7 @@ Quitting leaves pending approvals in the store: `run-repl approvals list`.
         self.shown_at = time.monotonic()
         n = self.total - len(self.queue) + 1
         self.border_title = f"Approval {n} of {self.total} · {safe_text(it.path)}"
-        self._body.update(approval_text(it))
+        self._body.update(approval_text(it, present_styles(self.app.current_theme)))
         self.query_one("#approval-body", VerticalScroll).scroll_home(animate=False)
         self._update_keys()
 

@@ -9,41 +9,36 @@ from textual.binding import Binding
 from textual.message import Message
 from textual.widgets import DataTable
 
+from ...present import formats
+from ...present.results import call_state
+from ...present.rich_render import RICH_STYLES, to_text
+from ...present.styled import line
 from ...sandbox.result import CallRecord
-from ..guest_text import safe_text
+from ..themes import present_styles
 
+# Status and times first: they are what a person scans, and they are never cut. The call
+# text comes last and is the one that gets cut (enter shows it whole).
 COLUMNS = (
     ("seq", "#"),
-    ("path", "call"),
+    ("status", "status"),
     ("duration", "time"),
     ("wait", "approval wait"),
-    ("status", "status"),
+    ("path", "call"),
 )
+MAX_CALL_CHARS = 160
 
 
-def format_ms(ms: float) -> str:
-    return f"{ms:.1f} ms"
+def status_text(call: CallRecord, styles: dict[str, str] | None = None) -> Text:
+    """How the call stands, in present/'s words: ok, its error code, replayed, the decision."""
+    return to_text(call_state(call), styles or RICH_STYLES)
 
 
-def format_wait(ms: float) -> str:
-    return f"{ms / 1000:.1f} s"
-
-
-def status_text(call: CallRecord) -> Text:
-    if call.ok is None:
-        if call.decision == "pending":
-            return Text("waiting for approval", style="bold yellow")
-        return Text("running…", style="yellow")
-    bits = Text()
-    if call.ok:
-        bits.append("ok", style="green")
-    else:
-        bits.append(safe_text(str(call.error_code or "error")), style="red")
-    if call.replayed:
-        bits.append(" replayed", style="dim")
-    if call.decision in ("approved", "denied", "refused"):
-        bits.append(f" {call.decision}", style="magenta")
-    return bits
+def call_text(call: CallRecord) -> Text:
+    args = call.args_preview
+    room = MAX_CALL_CHARS - len(call.path)
+    if len(args) > room:
+        args = args[: max(room - 1, 0)] + "…"
+    return to_text(line(("path", call.path), args), {"path": "bold"})
 
 
 class CallsTable(DataTable[Text]):
@@ -81,15 +76,13 @@ calls were answered from the record of the interrupted run, not run again.
         self.calls[call.seq] = call
         cells = {
             "seq": Text(str(call.seq), style="dim"),
-            "path": Text.assemble(
-                (safe_text(call.path), "bold"), (safe_text(call.args_preview), "")
-            ),
+            "status": status_text(call, present_styles(self.app.current_theme)),
             "duration": Text(
-                format_ms(call.duration_ms) if call.duration_ms is not None else "–",
+                formats.format_ms(call.duration_ms) if call.duration_ms is not None else "–",
                 justify="right",
             ),
-            "wait": Text(format_wait(call.wait_ms) if call.wait_ms else "", justify="right"),
-            "status": status_text(call),
+            "wait": Text(formats.format_ms(call.wait_ms) if call.wait_ms else "", justify="right"),
+            "path": call_text(call),
         }
         key = str(call.seq)
         if key in self.rows:

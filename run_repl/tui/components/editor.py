@@ -14,7 +14,6 @@ buffers can be reopened; untitled buffers are kept only while they hold text.
 from __future__ import annotations
 
 import json
-import os
 import time
 from dataclasses import dataclass, field
 from functools import cache
@@ -28,6 +27,8 @@ from textual.containers import Vertical
 from textual.css.query import NoMatches
 from textual.message import Message
 from textual.widgets import ContentSwitcher, Tab, Tabs, TextArea
+
+from ...present.files import atomic_write_text
 
 LARGE_BUFFER_LINES = 5000
 LANGUAGE = "typescript"
@@ -218,9 +219,8 @@ class BufferStore:
         }
         try:
             self.path.parent.mkdir(parents=True, exist_ok=True)
-            tmp = self.path.with_name(self.path.name + f".{os.getpid()}.tmp")
-            tmp.write_text(json.dumps(data), encoding="utf-8")
-            tmp.replace(self.path)
+            # The sources typed in the IDE: whole or not at all, and for this user only.
+            atomic_write_text(self.path, json.dumps(data), mode=0o600)
         except OSError:
             pass  # buffers are a convenience: never fail the app over them
 
@@ -539,7 +539,7 @@ class EditorTabs(Vertical):
     def save(self, buffer: Buffer, path: Path) -> Path:
         """Write a buffer to `path`; it is the buffer's file from now on, unmodified."""
         self.snapshot()
-        path.write_text(buffer.text, encoding="utf-8")
+        atomic_write_text(path, buffer.text)  # a full disk never leaves half a file
         buffer.path = str(path)
         buffer.title = path.name
         buffer.saved = buffer.text

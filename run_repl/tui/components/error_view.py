@@ -1,18 +1,23 @@
-"""A failed run: its code, message, place in the snippet and the one next step."""
+"""A failed run: its code, message, place in the snippet and the one next step,
+worded by present/ as the CLI and the line REPL word it; a click jumps to the place."""
 
 from __future__ import annotations
 
-from rich.text import Text
 from textual.message import Message
 from textual.widgets import Static
 
+from ...present.results import error_lines
+from ...present.rich_render import lines_to_text
 from ...sandbox.result import RunErrorInfo
-from ..guest_text import safe_lines, safe_text
+from ..themes import present_styles
 
 
 class RunErrorView(Static, can_focus=True):
     DEFAULT_CSS = """
-    RunErrorView { display: none; height: auto; max-height: 14; padding: 0 1; border: tall $error; }
+    RunErrorView {
+        display: none; height: auto; max-height: 14; padding: 0 1; border: tall $error;
+        overflow-y: auto;
+    }
     RunErrorView.-shown { display: block; }
     RunErrorView:focus { border: tall $accent; }
     """
@@ -26,32 +31,28 @@ class RunErrorView(Static, can_focus=True):
     def __init__(self, *, id: str | None = None) -> None:
         super().__init__(id=id)
         self.error: RunErrorInfo | None = None
+        self.source: str | None = None
 
-    def show_error(self, error: RunErrorInfo | None) -> None:
+    def show_error(self, error: RunErrorInfo | None, source: str | None = None) -> None:
+        """Show a run's error in present/'s words: code and place, the message, the
+        snippet's line with a caret (given the `source` that ran), close names, the
+        guest's stack, and the next step."""
         self.error = error
+        self.source = source
         self.set_class(error is not None, "-shown")
-        if error is None:
+        self._render_error()
+
+    def _render_error(self) -> None:
+        if self.error is None:
             self.update("")
             return
-        text = Text()
-        text.append(safe_text(str(error.code)), style="bold red")
-        if error.line:
-            text.append(
-                f"  line {error.line}" + (f", column {error.column}" if error.column else ""),
-                style="bold",
-            )
-        text.append(f"\n{safe_lines(error.message)}")
-        if error.did_you_mean:
-            text.append(
-                f"\ndid you mean: {safe_text(', '.join(map(str, error.did_you_mean)))}",
-                style="cyan",
-            )
-        if error.stack and error.code == "RUN_EXCEPTION":
-            for frame in error.stack.splitlines()[1:6]:
-                text.append(f"\n{safe_text(frame)}", style="dim")
-        for action in error.next_actions:
-            text.append(f"\nnext: {safe_text(action.why or action.type)}", style="italic")
-        self.update(text)
+        styles = present_styles(self.app.current_theme)
+        self.update(lines_to_text(error_lines(self.error, self.source), styles))
+
+    def notify_style_update(self) -> None:
+        super().notify_style_update()
+        if self.is_mounted and self.error is not None:
+            self._render_error()
 
     def on_click(self) -> None:
         if self.error is not None and self.error.line:

@@ -20,18 +20,22 @@ from textual.scroll_view import ScrollView
 from textual.strip import Strip
 from textual.widgets import Static
 
+from ...present.results import log_line
+from ...present.rich_render import to_text
 from ...sandbox.result import LogLine
-from ..guest_text import safe_lines
+from ..themes import present_styles
+
+
+def expand(text: str) -> str:
+    """Tabs as spaces, so columns line up (the rest of the sanitizing is `to_text`'s)."""
+    return text.expandtabs(4) if "\t" in text else text
+
 
 LEVELS = ("debug", "log", "info", "warn", "error")
 LEVEL_RANK = {level: i for i, level in enumerate(LEVELS)}
-LEVEL_STYLE = {"debug": "dim", "log": "", "info": "cyan", "warn": "yellow", "error": "bold red"}
 MAX_LINES = 200_000
 MAX_WIDTH = 2000  # a longer row is cut on screen; copy keeps it whole
-
-
-def format_time(at_ms: float) -> str:
-    return f"{at_ms:8.1f}ms"
+INDENT = 17  # continuation rows of a multi-line log sit under its text (after time and level)
 
 
 class LogRows(ScrollView, can_focus=False):
@@ -120,6 +124,7 @@ Console lines of the run, as they are printed.
         super().__init__(id=id)
         self.lines: list[LogLine] = []
         self.dropped = 0
+        self._styles: dict[str, str] | None = None
 
     def compose(self) -> ComposeResult:
         yield Static(id="log-bar")
@@ -135,19 +140,25 @@ Console lines of the run, as they are printed.
     def _visible(self, line: LogLine) -> bool:
         return LEVEL_RANK[line.level] >= LEVEL_RANK[self.min_level]
 
-    @staticmethod
-    def format_line(line: LogLine) -> Text:
-        text = Text(no_wrap=True)
-        text.append(format_time(line.at_ms) + " ", style="dim")
-        text.append(f"{line.level:<5} ", style=LEVEL_STYLE.get(line.level, "") or "bold")
-        # Guest text: control characters become visible escapes, never terminal commands.
-        text.append(safe_lines(line.text), style=LEVEL_STYLE.get(line.level, ""))
+    def format_line(self, line: LogLine) -> Text:
+        """A log line in present/'s words (time, level, text), in the theme's colours.
+        Guest text: `to_text` turns control characters into visible escapes."""
+        if self._styles is None:
+            self._styles = present_styles(self.app.current_theme)
+        text = to_text(log_line(line.model_copy(update={"text": expand(line.text)})), self._styles)
+        text.no_wrap = True
         return text
+
+    def notify_style_update(self) -> None:
+        super().notify_style_update()
+        self._styles = None  # a new theme: its colours
+        if self.is_mounted:
+            self._rows_view.reset(self._rows_view.rows, self._rows_view._width)
 
     def row_segments(self, index: int, row: int) -> list[Segment]:
         text = self.format_line(self.lines[index]).split("\n")[row]
         if row:
-            text = Text(" " * 15) + text  # continuation rows sit under the text
+            text = Text(" " * INDENT) + text  # continuation rows sit under the text
         if text.cell_len > MAX_WIDTH:
             text.truncate(MAX_WIDTH, overflow="ellipsis")
         return list(text.render(self.app.console))
@@ -170,7 +181,7 @@ Console lines of the run, as they are printed.
             for r, part in enumerate(text.split("\n")):
                 rows.append((i, r))
                 width = max(width, len(part))
-        return rows, width + 16
+        return rows, width + INDENT + 1
 
     def add_lines(self, lines: list[LogLine]) -> None:
         """Append a batch (the app batches lines so a chatty snippet cannot flood the UI)."""

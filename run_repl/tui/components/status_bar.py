@@ -8,6 +8,8 @@ from rich.text import Text
 from textual.reactive import reactive
 from textual.widgets import Static
 
+from ...present import formats
+
 STATE_STYLE = {
     "idle": "dim",
     "running": "bold yellow",
@@ -16,18 +18,6 @@ STATE_STYLE = {
     "error": "bold red",
     "cancelled": "bold red",
 }
-
-
-def format_seconds(seconds: float) -> str:
-    return f"{seconds:.1f} s"
-
-
-def format_ms(ms: float) -> str:
-    return f"{ms:.1f} ms"
-
-
-def format_mib(size: int) -> str:
-    return f"{size / (1 << 20):.1f} MiB"
 
 
 class StatusBar(Static):
@@ -93,12 +83,12 @@ class StatusBar(Static):
         text = Text()
         text.append(f" {self.state} ", style=STATE_STYLE.get(self.state, "") + " reverse")
         if self.state == "running" and self.started_at is not None:
-            text.append("  " + format_seconds(time.perf_counter() - self.started_at))
+            text.append("  " + formats.format_ms((time.perf_counter() - self.started_at) * 1000))
         elif self.duration_ms is not None:
-            text.append("  " + format_ms(self.duration_ms))
+            text.append("  " + formats.format_ms(self.duration_ms))
         text.append(f"  · {self.calls} call{'s' if self.calls != 1 else ''}")
         if self.memory_bytes:
-            text.append(f"  · heap {format_mib(self.memory_bytes)}")
+            text.append(f"  · heap {formats.format_bytes(self.memory_bytes)}")
         if self.detail:
             text.append(f"  · {self.detail}")
         waiting = (

@@ -16,10 +16,10 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, TextIO
 
-from ...present.formats import pretty_json
-from ...present.paging import FIRST_PAGE_ONLY, GONE, item_lines
+from ...present.formats import plural, pretty_json
+from ...present.paging import FIRST_PAGE_ONLY, GONE, ValuePager, item_lines
 from ...sandbox.result import RunResult
-from ...sandbox.result_store import MAX_PAGE, Page, ResultRefNotFound
+from ...sandbox.result_store import MAX_PAGE, Page
 from ...sandbox.value_window import field_path, itemize
 
 PAGE_ITEMS = 100
@@ -29,6 +29,31 @@ pretty = pretty_json
 
 Pager = Callable[[str, int, int], Page]
 """`runner.expand(ref, offset, limit)`: items [offset, offset + limit) of a stored value."""
+
+
+def value_size(result: RunResult) -> str:
+    """The status bar's word for an ok result's value: `value: 7 keys`, `value: 5,000 items`,
+    `value: 120 lines`, `value: string`."""
+    window = result.value_window
+    value = result.value
+    if result.value_kind == "undefined":
+        return "value: undefined"
+    if window is not None:
+        total = result.total or len(window.items)
+        if window.path == "$entries":
+            return f"value: {plural(total, 'key')}"
+        if window.path == "$lines":
+            return f"value: {plural(total, 'line')}"
+        if window.path != "$":
+            return f"value: {plural(total, 'item')} in {window.path}"
+        return f"value: {plural(total, 'item')}"
+    if isinstance(value, dict):
+        return f"value: {plural(len(value), 'key')}"
+    if isinstance(value, list):
+        return f"value: {plural(len(value), 'item')}"
+    if isinstance(value, str) and "\n" in value:
+        return f"value: {plural(value.count(chr(10)) + 1, 'line')}"
+    return f"value: {result.value_kind or type(value).__name__}"
 
 
 def page_lines(items: list[Any], path: str) -> tuple[list[str], list[int], list[int]]:
@@ -178,26 +203,6 @@ class Shown:
         return cls._inline(result.value, result.value_kind, result.value_ref)
 
     @classmethod
-    def from_envelope(cls, data: dict[str, Any]) -> Shown | None:
-        """The value of a stored `RunResult.model_dump(mode="json")` (None unless ok)."""
-        if data.get("status") != "ok":
-            return None
-        window = data.get("value_window")
-        if window:
-            items = list(window.get("items") or [])
-            return cls(
-                inline=False,
-                value=None,
-                kind=data.get("value_kind"),
-                ref=data.get("value_ref"),
-                path=window.get("path") or "$",
-                rest=window.get("rest"),
-                first_items=items,
-                total=int(data.get("total") or len(items)),
-            )
-        return cls._inline(data.get("value"), data.get("value_kind"), data.get("value_ref"))
-
-    @classmethod
     def _inline(cls, value: Any, kind: str | None, ref: str | None) -> Shown:
         # The same path and count the engine pages an inline value by (`itemize`).
         itemized = itemize(value)
@@ -217,60 +222,86 @@ class PageUnavailable(Exception):
     """No items to show from an offset: the message says why (GONE, FIRST_PAGE_ONLY, an error)."""
 
 
+class _Expand:
+    """`runner.expand` (a function) as the pager's `Expander`."""
+
+    def __init__(self, pager: Pager) -> None:
+        self.pager = pager
+
+    def expand(self, ref: str, offset: int = 0, limit: int = 100) -> Page:
+        return self.pager(ref, offset, limit)
+
+
 @dataclass
 class ValuePages:
-    """The page of a value on the screen: its offset and items, the total, and what is missing."""
+    """The page of a value on the screen: its offset and items, the total, and what is missing.
+
+    The arithmetic of pages (the window's items first, then PAGE_ITEMS at a time)
+    and reading them is present/'s `ValuePager`, the one the CLI and the line REPL
+    page with; this adds what the panel shows (an inline value, item paths, copies)."""
 
     shown: Shown | None = None
     pager: Pager | None = None
     offset: int = 0
     items: list[Any] = field(default_factory=list)
-    total: int = 0
     notice: str | None = None
     """What the header says is missing (a gone ref, a first page only), if anything."""
-    gone: bool = False
+    paging: ValuePager | None = None
 
     def set(self, shown: Shown | None, pager: Pager | None, notice: str | None = None) -> None:
-        self.shown, self.pager = shown, pager
-        self.notice, self.gone = notice, notice == GONE
-        self.total = 0 if shown is None else shown.total
+        self.shown, self.pager, self.notice = shown, pager, notice
         self.offset, self.items = 0, [] if shown is None else shown.first_items
+        self.paging = None
+        if shown is not None and not shown.inline:
+            self.paging = ValuePager(
+                ref=shown.ref,
+                path=shown.path,
+                total=shown.total,
+                first_items=shown.first_items,
+                page_size=PAGE_ITEMS,
+                rest=shown.rest,
+                next_offset=len(shown.first_items),
+                gone=notice == GONE,
+            )
+
+    @property
+    def total(self) -> int:
+        if self.paging is not None:
+            return self.paging.total
+        return 0 if self.shown is None else self.shown.total
+
+    @property
+    def gone(self) -> bool:
+        return self.paging is not None and self.paging.gone
+
+    def page_start(self, index: int) -> int:
+        """The offset of the page holding item `index` (0-based)."""
+        return 0 if self.paging is None else self.paging.page_start(index)
+
+    def read(self, start: int) -> list[Any]:
+        """The items of the page at `start` (raises PageUnavailable with the reason)."""
+        if self.shown is None:
+            raise PageUnavailable("no value")
+        if self.paging is None:
+            return self.shown.first_items
+        expander = _Expand(self.pager) if self.pager is not None else None
+        try:
+            read = self.paging.read(expander, start)
+        except Exception as error:  # any store failure is shown, never raised into the UI
+            raise PageUnavailable(f"Could not read items from {start + 1:,}: {error}") from error
+        if read.problem:
+            self.notice = read.problem
+            raise PageUnavailable(read.problem)
+        if not read.items:
+            raise PageUnavailable(f"no items from {start + 1:,}")
+        return read.items
+
+    def show(self, start: int, items: list[Any]) -> None:
+        self.offset, self.items = start, items
 
     @property
     def windowed(self) -> bool:
         return self.shown is not None and not self.shown.inline
-
-    def page_start(self, index: int) -> int:
-        """The offset of the page holding item `index` (0-based)."""
-        first = len(self.shown.first_items) if self.shown else 0
-        if first and index < first:
-            return 0
-        return first + (index - first) // PAGE_ITEMS * PAGE_ITEMS
-
-    def read(self, start: int) -> list[Any]:
-        """The items of the page at `start` (raises PageUnavailable with the reason)."""
-        shown = self.shown
-        if shown is None:
-            raise PageUnavailable("no value")
-        if start == 0 and shown.first_items:
-            return shown.first_items
-        if self.gone or self.pager is None or shown.ref is None:
-            self.notice = GONE if self.gone else FIRST_PAGE_ONLY
-            raise PageUnavailable(self.notice)
-        try:
-            page = self.pager(shown.ref, start, PAGE_ITEMS)
-        except ResultRefNotFound:
-            self.gone, self.notice = True, GONE
-            raise PageUnavailable(GONE) from None
-        except Exception as error:  # any store failure is shown, never raised into the UI
-            raise PageUnavailable(f"Could not read items from {start + 1:,}: {error}") from error
-        self.total = page.total
-        if not page.items:
-            raise PageUnavailable(f"no items from {start + 1:,}")
-        return page.items
-
-    def show(self, start: int, items: list[Any]) -> None:
-        self.offset, self.items = start, items
 
     @property
     def next_start(self) -> int | None:

@@ -180,9 +180,9 @@ page is shown, and the header says so.
         """Show a run's value (None, or a result that is not ok, clears the panel)."""
         self._set(None if result is None else Shown.from_result(result), pager)
 
-    def show_envelope(self, envelope: dict[str, Any], pager: Pager | None) -> None:
-        """Show a stored `RunResult.model_dump(mode="json")`, whose ref may be gone by now."""
-        shown = Shown.from_envelope(envelope)
+    def show_stored(self, result: RunResult, pager: Pager | None) -> None:
+        """Show a run's stored result (from the history), whose ref may be gone by now."""
+        shown = Shown.from_result(result)
         notice = None
         if shown is not None and not shown.inline and shown.total > len(shown.first_items):
             if pager is None or shown.ref is None:

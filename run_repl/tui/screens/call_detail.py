@@ -15,6 +15,9 @@ from textual.containers import Vertical, VerticalScroll
 from textual.screen import ModalScreen
 from textual.widgets import Static
 
+from ...present import formats
+from ...present.results import call_state
+from ...present.styled import plain
 from ...sandbox.result import CallRecord
 from ..guest_text import safe_lines, safe_text
 from ..themes import rich_colour, rich_syntax_theme
@@ -45,33 +48,25 @@ def pretty_payload(text: str | None) -> tuple[str, bool]:
     return safe_lines(json.dumps(value, indent=2, ensure_ascii=False)), True
 
 
-def call_state(call: CallRecord) -> str:
-    if call.ok is None:
-        return "waiting for approval" if call.decision == "pending" else "running"
-    if call.ok:
-        return "ok"
-    return f"failed: {safe_text(str(call.error_code))}" if call.error_code else "failed"
-
-
-def _ms(value: float) -> str:
-    return f"{value:.1f} ms" if value < 1000 else f"{value / 1000:.2f} s"
-
-
 def call_facts(call: CallRecord) -> list[tuple[str, str]]:
     """The call's facts as (label, value) rows, in reading order."""
     facts = [
         ("path", safe_text(call.path)),
         ("seq", f"#{call.seq}"),
-        ("status", call_state(call)),
-        ("started", f"{_ms(call.started_at_ms)} into the run"),
+        ("status", safe_text(plain(call_state(call)))),
+        ("started", f"{formats.format_ms(call.started_at_ms)} into the run"),
         (
             "call time",
-            _ms(call.duration_ms) if call.duration_ms is not None else "still running",
+            formats.format_ms(call.duration_ms)
+            if call.duration_ms is not None
+            else "still running",
         ),
     ]
     if call.wait_ms is not None:
         # Kept apart so a slow person never reads as a slow host function.
-        facts.append(("approval wait", f"{_ms(call.wait_ms)} (not part of the call time)"))
+        facts.append(
+            ("approval wait", f"{formats.format_ms(call.wait_ms)} (not part of the call time)")
+        )
     facts.append(("decision", _DECISIONS.get(call.decision or "", "none needed")))
     facts.append(
         (

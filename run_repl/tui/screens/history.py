@@ -2,8 +2,6 @@
 
 from __future__ import annotations
 
-import json
-import time
 from dataclasses import dataclass
 from typing import Any, ClassVar, Protocol
 
@@ -20,6 +18,8 @@ from textual.widgets import DataTable, Input, Static
 from textual.widgets.data_table import CellDoesNotExist
 from textual.worker import get_current_worker
 
+from ...present import formats
+from ...present.history import HistoryRow
 from ...store.records import RunRecord
 from ..guest_text import safe_lines, safe_text
 from ..themes import rich_colour, rich_syntax_theme
@@ -38,6 +38,7 @@ class ShowStored:
     """The history's answer: show this run's stored result in the panels."""
 
     envelope: dict[str, Any]
+    source: str = ""
 
 
 LIST_LIMIT = 200
@@ -51,30 +52,13 @@ class RunSource(Protocol):
     def get_run(self, run_id: str) -> RunRecord | None: ...
 
 
-def format_duration(ms: float) -> str:
-    if ms < 1000:
-        return f"{ms:.0f} ms"
-    if ms < 60_000:
-        return f"{ms / 1000:.1f} s"
-    return f"{ms / 60_000:.1f} min"
-
-
-def format_when(started_at: float, now: float | None = None) -> str:
-    """Today's runs by time alone; older ones with their date."""
-    local = time.localtime(started_at)
-    today = time.localtime(now if now is not None else time.time())
-    if local[:3] == today[:3]:
-        return time.strftime("%H:%M:%S", local)
-    return time.strftime("%Y-%m-%d %H:%M", local)
-
-
 def summarize_result(envelope: dict[str, Any]) -> tuple[list[str], list[str], int]:
     """How the run ended, in three parts: fact lines (status first, then the error or
     what it waits for), the value's first pretty JSON lines, and how many lines were left out."""
     status = envelope.get("status", "?")
     facts = [f"status: {status}"]
     if "duration_ms" in envelope:
-        facts[0] += f" in {format_duration(float(envelope['duration_ms']))}"
+        facts[0] += f" in {formats.format_ms(float(envelope['duration_ms']))}"
     calls = envelope.get("calls") or []
     logs_total = envelope.get("logs_total") or len(envelope.get("logs") or [])
     if calls or logs_total:
@@ -102,7 +86,7 @@ def summarize_result(envelope: dict[str, Any]) -> tuple[list[str], list[str], in
         return facts, [], 0
     else:
         value = envelope.get("value")
-    value_lines = json.dumps(value, indent=2, ensure_ascii=False, default=str).splitlines()
+    value_lines = formats.pretty_json(value).splitlines()
     left_out = max(0, len(value_lines) - PREVIEW_VALUE_LINES)
     return facts, value_lines[:PREVIEW_VALUE_LINES], left_out
 
@@ -285,12 +269,13 @@ Past runs, newest first. Type to search the source, the status or the error code
         self._show_preview(self._current())
 
     def _row(self, run: RunRecord) -> tuple[RenderableType, ...]:
+        row = HistoryRow.of(run)
         return (
-            format_when(run.started_at),
-            Text(run.status, style=self._status_style(run.status)),
-            Text(format_duration(run.duration_ms), justify="right"),
-            Text(safe_text(run.error_code or ""), style="dim"),
-            Text(safe_text(run.title[:80])),
+            row.when,
+            Text(row.status, style=self._status_style(row.status)),
+            Text(row.duration, justify="right"),
+            Text(safe_text(row.code), style="dim"),
+            Text(safe_text(row.title[:80])),
         )
 
     def _status_style(self, status: str) -> str:
@@ -387,4 +372,4 @@ Past runs, newest first. Type to search the source, the status or the error code
             full = self._store.get_run(run.id) or run
         except Exception:
             full = run
-        self.dismiss(ShowStored(full.envelope or {"status": full.status}))
+        self.dismiss(ShowStored(full.envelope or {"status": full.status}, full.source))

@@ -28,6 +28,7 @@ from textual.screen import Screen
 from textual.widget import Widget
 from textual.widgets import Footer, TabbedContent, TabPane, TextArea
 
+from ..host.loader import describe
 from ..present.styled import plain
 from ..sandbox.result import LogLine, RunResult
 from ..store import PendingApproval
@@ -35,8 +36,10 @@ from ..workspace import Workspace
 from .approvals_inbox import ApprovalsInbox
 from .components.approval_prompt import ApprovalPrompt
 from .components.calls_table import CallsTable
+from .components.completion_menu import CompletionMenu, SignatureHint
 from .components.editor import Buffer, BufferStore, CodeEditor, EditorTabs
 from .components.error_view import RunErrorView
+from .components.host_catalog import HostCatalog
 from .components.log_panel import LogPanel
 from .components.status_bar import StatusBar
 from .components.value_model import value_size
@@ -81,6 +84,7 @@ class RunReplApp(App[int]):
         # The status bar shows it (with the count) whenever approvals wait.
         Binding("f6", "approvals", "Approvals", id="app.approvals", priority=True, show=False),
         Binding("ctrl+o", "jump_to_panel", "Jump", id="app.jump"),
+        Binding("ctrl+b", "toggle_catalog", "Catalog", id="app.catalog", show=False),
         Binding("f4", "focus_next_panel", "Next panel", id="app.next_panel", show=False),
         Binding(
             "shift+f4",
@@ -100,8 +104,11 @@ class RunReplApp(App[int]):
     # Keys whose every alternative the footer shows: ctrl+enter is plain enter in
     # many terminals, so `^⏎` alone would hide the keys that do work.
     ALL_KEYS_SHOWN: ClassVar[frozenset[str]] = frozenset({"app.run"})
-    PANELS: ClassVar[tuple[str, ...]] = ("editor", "value", "logs", "calls")
+    PANELS: ClassVar[tuple[str, ...]] = ("catalog", "editor", "value", "logs", "calls")
+    CATALOG_MIN_WIDTH = 120
+    """Narrower screens start with the host catalog hidden (ctrl+b shows it)."""
     PANEL_TITLES: ClassVar[dict[str, str]] = {
+        "catalog": "Host",
         "editor": "Editor",
         "value": "Value",
         "logs": "Logs",
@@ -122,6 +129,8 @@ class RunReplApp(App[int]):
         self.initial_file = file
         self.initial_source = source
         self.buffer_store = BufferStore(buffers_path or workspace.data_dir / "buffers.json")
+        self.host_functions = describe(workspace.host)
+        """The host's functions (the manifest the sandbox checks): the catalog and completion."""
         self.runs = RunController(self, workspace)
         self.approvals = ApprovalsInbox(self, workspace)
         self._seen_open: set[str] = set()
@@ -141,6 +150,10 @@ class RunReplApp(App[int]):
                 *[b for b in stored if b.path != self.initial_file],
             ]
         with Horizontal(id="main"):
+            catalog = HostCatalog(self.host_functions, id="catalog")
+            catalog.border_title = f"Host: {self.ws.host.name}"
+            catalog.add_class("panel")
+            yield catalog
             with Vertical(id="left"):
                 editor = EditorTabs(self.buffer_store, initial=initial, id="editor")
                 editor.border_title = "Editor"
@@ -159,6 +172,8 @@ class RunReplApp(App[int]):
         yield ApprovalPrompt(id="approval")
         yield StatusBar(id="status")
         yield Footer()
+        yield CompletionMenu(id="completion")
+        yield SignatureHint(id="signature")
 
     def on_mount(self) -> None:
         # Everything made while starting lives as long as the app: keep the
@@ -177,6 +192,8 @@ class RunReplApp(App[int]):
             self.notify(warning, severity="warning", timeout=10)
         self.set_interval(FLUSH_SECONDS, self._flush_logs)
         self.approvals.watch()
+        if self.size.width < self.CATALOG_MIN_WIDTH:
+            self.query_one(HostCatalog).add_class("-hidden")
 
     def notify(
         self,
@@ -213,7 +230,7 @@ class RunReplApp(App[int]):
         """Which panel a widget belongs to (editor, value, logs, calls, approval), if any."""
         for node in [widget, *(widget.ancestors if widget is not None else [])]:
             ident = getattr(node, "id", None)
-            if ident in ("editor", "logs", "calls", "approval"):
+            if ident in ("catalog", "editor", "logs", "calls", "approval"):
                 return ident
             if ident == "right":
                 return "value"
@@ -367,6 +384,11 @@ class RunReplApp(App[int]):
         if name == "approval":
             self.action_decide()
             return
+        if name == "catalog":
+            catalog = self.query_one(HostCatalog)
+            catalog.remove_class("-hidden")
+            self.call_after_refresh(catalog.tree.focus)
+            return
         if name in ("logs", "calls"):
             self.query_one("#bottom", TabbedContent).active = f"{name}-pane"
         # After the refresh: a pane just shown cannot take the focus before it is laid out.
@@ -375,7 +397,8 @@ class RunReplApp(App[int]):
 
     def action_focus_next_panel(self, step: int = 1) -> None:
         """F4 (shift+F4): the next (previous) panel, hidden tabs included."""
-        order = self.PANELS
+        hidden = self.query_one(HostCatalog).has_class("-hidden")
+        order = tuple(p for p in self.PANELS if not (hidden and p == "catalog"))
         current = self.panel_of(self.focused)
         index = order.index(current) if current in order else -step
         self.action_focus_panel(order[(index + step) % len(order)])
@@ -388,7 +411,9 @@ class RunReplApp(App[int]):
             return Offset(region.x + dx, region.y + dy)
 
         bottom = self.query_one("#bottom", TabbedContent)
-        targets = [
+        catalog = self.query_one(HostCatalog)
+        targets = [] if catalog.has_class("-hidden") else [JumpTarget("h", "host", at(catalog, 8))]
+        targets += [
             JumpTarget("e", "editor", at(self.editor_tabs, 12)),
             JumpTarget("v", "value", at(self.query_one("#right"), 11)),
             JumpTarget("l", "logs", at(bottom.get_tab("logs-pane"), 1, 1)),
@@ -409,6 +434,8 @@ class RunReplApp(App[int]):
                 self.action_open_file()
             elif name == "approvals inbox":
                 self.action_approvals()
+            elif name == "host":
+                self.action_focus_panel("catalog")
             elif name is not None:
                 self.action_focus_panel(name)
 
@@ -496,7 +523,14 @@ class RunReplApp(App[int]):
         yield SystemCommand("Save file", "Save the buffer", self.action_save_file)
         yield SystemCommand("Clear logs", "Empty the log panel", self.logs.clear)
         yield SystemCommand(
-            "Host functions", "What the host offers, with signatures", self._show_host
+            "Toggle host catalog",
+            "Show or hide the host's functions (ctrl+b)",
+            self.action_toggle_catalog,
+        )
+        yield SystemCommand(
+            "Host functions",
+            "The host catalog: what the host offers, with signatures and docs",
+            lambda: self.action_focus_panel("catalog"),
         )
         yield SystemCommand(
             "Approvals inbox",
@@ -508,6 +542,7 @@ class RunReplApp(App[int]):
         seen = {
             "run",
             "approvals",
+            "toggle_catalog",
             "cancel",
             "rerun",
             "history",
@@ -540,15 +575,6 @@ class RunReplApp(App[int]):
         from ..host.demo import DEMO_EXAMPLES
 
         return list(DEMO_EXAMPLES)
-
-    def _show_host(self) -> None:
-        from ..host.loader import describe
-
-        lines = [
-            f"{d.js_signature}{'  (needs approval)' if d.needs_approval else ''}"
-            for d in describe(self.ws.host)
-        ]
-        self.notify("\n".join(lines[:30]), title=f"host: {self.ws.host.name}", timeout=15)
 
     # ------------------------------------------------------------------ runs
     @on(RunSubmitted)
@@ -706,6 +732,35 @@ class RunReplApp(App[int]):
             detail="not resumed here: see the history (F2)",
         )
         self.notify(event.message, title="Approval", severity="warning", timeout=12)
+
+    # ------------------------------------------------------------------ the host catalog
+    def action_toggle_catalog(self) -> None:
+        """ctrl+b: hide or show the host catalog (the focus leaves it when it hides)."""
+        catalog = self.query_one(HostCatalog)
+        hide = not catalog.has_class("-hidden")
+        catalog.set_class(hide, "-hidden")
+        if hide and self.panel_of(self.focused) == "catalog":
+            self.action_focus_panel("editor")
+
+    @on(HostCatalog.InsertCall)
+    def insert_call(self, event: HostCatalog.InsertCall) -> None:
+        """A call to the chosen function at the editor's cursor, the cursor in its parentheses."""
+        editor = self.editor_tabs.active_editor
+        if editor is None:
+            return
+        row, column = editor.selection.end
+        awaited = editor.document.get_line(row)[:column].rstrip().endswith("await")
+        text = event.info.path if awaited else f"await {event.info.path}"
+        editor.replace(text + "()", editor.selection.start, editor.selection.end)
+        editor.move_cursor((row, editor.selection.end[1] - 1))
+        editor.focus()
+        editor.call_after_refresh(editor.assist, open_menu=False)
+
+    @on(CodeEditor.ShowDoc)
+    def show_doc(self, event: CodeEditor.ShowDoc) -> None:
+        from .screens.function_doc import FunctionDocScreen
+
+        self.push_screen(FunctionDocScreen(event.info))
 
     # ------------------------------------------------------------------ the approvals inbox
     def action_approvals(self) -> None:

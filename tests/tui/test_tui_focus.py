@@ -34,7 +34,7 @@ async def test_every_panel_has_a_title_and_only_the_focused_one_lights_up(
 ) -> None:
     app, pilot = app_and_pilot
     titles = {str(panel.border_title) for panel in app.query(".panel")}
-    assert titles == {"Editor", "Value", "Logs"}
+    assert titles == {"Host: demo", "Editor", "Value", "Logs"}
     assert lit(app) == ["Editor"] and app.status.panel == "Editor"
     await pilot.press("f4")
     await pilot.pause()
@@ -46,13 +46,13 @@ async def test_f4_visits_every_panel_and_shift_f4_goes_back(
 ) -> None:
     app, pilot = app_and_pilot
     seen = []
-    for _ in range(4):
+    for _ in range(5):
         await pilot.press("f4")
         await pilot.pause()
         seen.append(app.status.panel)
-    assert seen == ["Value", "Logs", "Calls", "Editor"]  # the hidden tab included
+    assert seen == ["Value", "Logs", "Calls", "Host", "Editor"]  # the hidden tab included
     assert app.focused is app.editor_tabs.active_editor
-    await pilot.press("shift+f4")
+    await pilot.press("shift+f4", "shift+f4")
     await pilot.pause()
     assert app.status.panel == "Calls" and str(app.query_one("#bottom").border_title) == "Calls"
 

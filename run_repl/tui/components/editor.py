@@ -20,15 +20,20 @@ from functools import cache
 from pathlib import Path
 from typing import ClassVar
 
-from textual import on
+from textual import events, on
 from textual.app import ComposeResult
-from textual.binding import Binding
+from textual.binding import Binding, BindingType
 from textual.containers import Vertical
 from textual.css.query import NoMatches
+from textual.geometry import Offset
 from textual.message import Message
 from textual.widgets import ContentSwitcher, Tab, Tabs, TextArea
 
+from ...host.loader import FunctionInfo
+from ...present.completion import Candidate, call_at, complete, scan, word_before
 from ...present.files import atomic_write_text
+from ..themes import present_styles
+from .completion_menu import CompletionMenu, SignatureHint
 
 LARGE_BUFFER_LINES = 5000
 LANGUAGE = "typescript"
@@ -74,7 +79,24 @@ the last expression (or an explicit `return`) is the run's value.
 - **ctrl+w** close the tab (it asks first when ● marks unsaved changes), **ctrl+t** reopen
   the last closed tab
 - **ctrl+pagedown** / **ctrl+pageup** (or **alt+→** / **alt+←**): next / previous tab
+
+Host functions complete as you type (`crm.` offers crm's functions; a mistyped
+name is offered what a run would suggest): **↑/↓** choose, **tab** or **enter**
+take it, **escape** closes; **ctrl+space** asks for them. Inside a host call the
+line above shows its parameters, the one you type in bold. **F9**: the doc of
+the host function at the cursor. **ctrl+b** shows or hides the host catalog.
 """
+
+    BINDINGS: ClassVar[list[BindingType]] = [
+        Binding("ctrl+space,ctrl+@", "complete", "Complete", id="editor.complete", show=False),
+        Binding("f9", "function_doc", "Doc", id="editor.doc", show=False),
+    ]
+
+    @dataclass
+    class ShowDoc(Message):
+        """Show this host function's doc (F9)."""
+
+        info: FunctionInfo
 
     def __init__(self, text: str = "", *, name: str | None = None, id: str | None = None) -> None:
         super().__init__(
@@ -91,10 +113,152 @@ the last expression (or an explicit `return`) is the run's value.
             self.register_language(LANGUAGE, lang[0], lang[1])  # type: ignore[arg-type]
         self._apply_language()
 
+        self.functions: list[FunctionInfo] = []
+        """The host's functions, for completion (the app gives them: `host_functions`)."""
+        self.offers: list[Candidate] = []
+        self.offer_index = 0
+        self._word = ""
+
     def on_mount(self) -> None:
         style = getattr(self.app, "style_editor", None)
         if style is not None:
             style(self)  # the app theme's syntax colours, for editors made after the start
+        self.functions = list(getattr(self.app, "host_functions", []))
+
+    # ------------------------------------------------------------------ completion
+    def _before_cursor(self) -> str:
+        row, column = self.cursor_location
+        return self.document.get_text_range((max(0, row - 80), 0), (row, column))
+
+    def _overlays(self) -> tuple[CompletionMenu, SignatureHint] | None:
+        try:
+            return self.screen.query_one(CompletionMenu), self.screen.query_one(SignatureHint)
+        except NoMatches:
+            return None
+
+    def assist(self, *, open_menu: bool, force: bool = False) -> None:
+        """Update what is offered at the cursor: the completions (opened only when
+        `open_menu`: as a word is typed, or asked for), and the signature hint."""
+        overlays = self._overlays()
+        if overlays is None or not self.functions:
+            return
+        menu, hint = overlays
+        before = self._before_cursor()
+        found = scan(before)
+        word = word_before(before) if found.in_code and not self.selected_text else None
+        offers: list[Candidate] = []
+        if word is not None and (open_menu or menu.is_open):
+            long_enough = force or "." in word or len(word) >= 2
+            offers = complete(self.functions, word) if long_enough else []
+        elif force and found.in_code and not self.selected_text:
+            word = ""
+            offers = complete(self.functions, "")
+        styles = present_styles(self.app.current_theme)
+        cursor = self.cursor_screen_offset
+        if offers:
+            if offers != self.offers:
+                self.offer_index = 0
+            self.offers, self._word = offers, word or ""
+            start = Offset(cursor.x - len(self._word), cursor.y)
+            menu.show(offers, self.offer_index, start, styles)
+        else:
+            self.close_offers()
+        call = call_at(self.functions, before)
+        if call is not None:
+            hint.show(call[0], call[1], Offset(cursor.x, cursor.y), styles)
+        else:
+            hint.close()
+
+    def close_offers(self) -> None:
+        self.offers = []
+        overlays = self._overlays()
+        if overlays is not None:
+            overlays[0].close()
+
+    def close_assist(self) -> None:
+        self.close_offers()
+        overlays = self._overlays()
+        if overlays is not None:
+            overlays[1].close()
+
+    def take_offer(self) -> None:
+        """Put the highlighted offer in place of the word typed so far."""
+        if not self.offers:
+            return
+        offer = self.offers[self.offer_index]
+        row, column = self.cursor_location
+        start = (row, column - len(self._word))
+        line = self.document.get_line(row)
+        text = offer.text
+        call = offer.kind == "function" and not line[column:].lstrip().startswith("(")
+        self.replace(text + ("()" if call else ""), start, (row, column))
+        if call:
+            self.move_cursor((row, start[1] + len(text) + 1))
+        self.close_offers()
+        # A namespace goes on to offer its members; a call shows its parameters.
+        self.assist(open_menu=offer.kind == "namespace")
+
+    async def _on_key(self, event: events.Key) -> None:
+        if self.offers and event.key in (
+            "up",
+            "down",
+            "pageup",
+            "pagedown",
+            "tab",
+            "enter",
+            "escape",
+        ):
+            event.stop()
+            event.prevent_default()
+            if event.key in ("tab", "enter"):
+                self.take_offer()
+            elif event.key == "escape":
+                self.close_offers()
+            else:
+                step = {"up": -1, "down": 1, "pageup": -8, "pagedown": 8}[event.key]
+                self.offer_index = max(0, min(len(self.offers) - 1, self.offer_index + step))
+                self.assist(open_menu=True)
+            return
+        await super()._on_key(event)
+        if event.is_printable:
+            self.assist(open_menu=True)
+
+    @on(TextArea.SelectionChanged)
+    def _moved(self) -> None:
+        if self.has_focus:
+            self.assist(open_menu=False)
+
+    def on_blur(self) -> None:
+        self.close_assist()
+
+    def action_complete(self) -> None:
+        self.assist(open_menu=True, force=True)
+
+    def function_at_cursor(self) -> FunctionInfo | None:
+        """The host function named at the cursor, else the one whose call it is in."""
+        row, column = self.cursor_location
+        line = self.document.get_line(row)
+        end = column
+        while end < len(line) and (line[end].isalnum() or line[end] in "_$."):
+            end += 1
+        word = word_before(line[:end])
+        by_path = {f.path: f for f in self.functions}
+        if word and word.rstrip(".") in by_path:
+            return by_path[word.rstrip(".")]
+        call = call_at(self.functions, self._before_cursor())
+        return call[0] if call else None
+
+    def action_function_doc(self) -> None:
+        info = self.function_at_cursor()
+        if info is None:
+            self.notify(
+                "No host function at the cursor: put it on a name like crm.getAccount, "
+                "or inside a call's parentheses.",
+                title="Doc",
+                severity="warning",
+            )
+            return
+        self.post_message(self.ShowDoc(info))
 
     def _apply_language(self) -> None:
         wanted = (

@@ -540,7 +540,15 @@ class SnapshotApp(Harness):
 
 
 def test_snapshot_first_page(snap_compare: Any) -> None:
-    assert snap_compare(SnapshotApp(), terminal_size=SIZE, press=["down"])
+    """The records as JSON lines (r from the table)."""
+    assert snap_compare(SnapshotApp(), terminal_size=SIZE, press=["r", "down"])
+
+
+def test_snapshot_table(snap_compare: Any) -> None:
+    """The records as a table, sorted by score, highest first, on the column cursor."""
+    assert snap_compare(
+        SnapshotApp(), terminal_size=SIZE, press=["down", "right", "right", "right", "s", "s"]
+    )
 
 
 def test_snapshot_tree(snap_compare: Any) -> None:

@@ -21,9 +21,10 @@ from textual.content import Content
 from textual.message import Message
 from textual.reactive import reactive
 from textual.widget import Widget
-from textual.widgets import Input, Label, Static
+from textual.widgets import DataTable, Input, Label, Static
 from textual.worker import get_current_worker
 
+from ...present.formats import plural
 from ...sandbox.result import RunResult
 from ...sandbox.result_store import ResultRefNotFound
 from ..guest_text import safe_text
@@ -39,9 +40,11 @@ from .value_model import (
     page_lines,
     pretty,
 )
+from .value_table import Records, RecordsTable, records_of
 from .value_tree import TreeItem, ValueTree
 
-Mode = Literal["lines", "tree", "prompt"]
+Mode = Literal["lines", "table", "tree", "prompt"]
+Base = Literal["lines", "table"]
 
 
 class ValueView(Widget, can_focus=True):
@@ -59,12 +62,17 @@ fetched from the stored result; the header says which items you see.
 | `p` / `pageup` | previous page |
 | `down` `j` / `up` `k` | next / previous item (across pages) |
 | `home` / `end` | first / last item of the page |
-| `left` `h` / `right` `l` | scroll long lines sideways |
+| `left` `h` / `right` `l` | scroll long lines sideways (in the table: the column) |
 | `g` | go to item number (1-based) |
 | `t` / `enter` | the selected item as a tree (`enter`/`space` fold; `t` or `escape` back) |
+| `r` | records: a table (a row a record, a column a key) or the JSON lines |
+| `s` | in the table: sort the page by the column under the cursor (again: the other way; a third time: as it came); or click a column's title |
 | `y` | copy the selected item (in the tree: the node) as JSON |
 | `Y` | copy the page as JSON |
 | `ctrl+e` | export the whole value to a file, page by page (asks before replacing one) |
+
+An array of objects with mostly the same keys (or an object's array of them,
+like `$.rows`) shows as a table, a page at a time like the lines.
 
 A result kept in history may be gone from the store: then only its first
 page is shown, and the header says so.
@@ -75,6 +83,8 @@ page is shown, and the header says so.
         Binding("p,pageup", "previous_page", "Previous page", id="value.previous_page"),
         Binding("g", "jump", "Go to item", id="value.jump"),
         Binding("t,enter", "toggle_tree", "Tree", id="value.tree"),
+        Binding("r", "toggle_table", "Table/JSON", id="value.table"),
+        Binding("s", "sort", "Sort", id="value.sort"),
         Binding("y", "copy_item", "Copy item", id="value.copy_item"),
         Binding("Y", "copy_page", "Copy page", id="value.copy_page"),
         # Not a letter: a word typed here by mistake must never write a file.
@@ -108,6 +118,12 @@ page is shown, and the header says so.
         }
         &.-tree #value-tree { display: block; }
         &.-tree ValueLines { display: none; }
+        #value-table { display: none; height: 1fr; background: $surface; }
+        &.-table #value-table { display: block; }
+        &.-table ValueLines { display: none; }
+        &.-tree #value-table { display: none; }
+        #value-table > .datatable--cursor { background: $foreground 12%; }
+        &:focus #value-table > .datatable--cursor { background: $accent 40%; color: $text; }
         #value-prompt {
             display: none;
             height: 1;
@@ -156,6 +172,11 @@ page is shown, and the header says so.
         self._header = Static(id="value-header")
         self._lines = ValueLines(id="value-lines")
         self._tree = ValueTree("value", id="value-tree")
+        self._table = RecordsTable(id="value-table")
+        self._records: Records | None = None
+        self._base: Base = "lines"
+        self.prefer_table = True
+        """Records show as a table (r switches; the choice holds for the next values)."""
         self._prompt_label = Label(id="value-prompt-label")
         self._prompt_input = Input(id="value-prompt-input")
         self._prompt_kind: str | None = None
@@ -166,6 +187,7 @@ page is shown, and the header says so.
     def compose(self) -> ComposeResult:
         yield self._header
         yield self._lines
+        yield self._table
         yield self._tree
         with Horizontal(id="value-prompt"):
             yield self._prompt_label
@@ -210,7 +232,27 @@ page is shown, and the header says so.
     @property
     def selected_number(self) -> int | None:
         """The 1-based number of the selected item of a windowed value, else None."""
-        return self.model.number(self._lines.cursor)
+        return self.model.number(self.cursor)
+
+    @property
+    def cursor(self) -> int:
+        """The item selected on the page (its index), in the lines or the table."""
+        if self._base == "table" and self.model.windowed:
+            selected = self._table.selected
+            return -1 if selected is None else selected
+        return self._lines.cursor
+
+    @property
+    def in_table(self) -> bool:
+        """The page shows as a table (also under the go-to prompt)."""
+        return self.mode == "table" or (
+            self.mode == "prompt" and self._mode_before_prompt == "table"
+        )
+
+    @property
+    def records(self) -> Records | None:
+        """The page's records, when they make a table (shown as one or not)."""
+        return self._records
 
     @property
     def in_tree(self) -> bool:
@@ -224,6 +266,7 @@ page is shown, and the header says so.
     # ------------------------------------------------------------------ state
     def watch_mode(self, mode: Mode) -> None:
         self.set_class(self.in_tree, "-tree")
+        self.set_class(self.in_table, "-table")
         self.set_class(mode == "prompt", "-prompt")
         if self.is_mounted:
             self._update_header()
@@ -231,6 +274,7 @@ page is shown, and the header says so.
     def _set(self, shown: Shown | None, pager: Pager | None, notice: str | None = None) -> None:
         self._close_prompt()
         self._close_tree()
+        self._table.sort_column, self._table.sort_reverse = None, False  # a new value
         self.model.set(shown, pager, notice)
         items = self.model.items
         self._show_page(0, items, cursor=0 if items else -1)
@@ -274,6 +318,7 @@ page is shown, and the header says so.
             )
             if cursor >= 0:
                 self._lines.reveal(cursor, top=top)
+        self._show_table(shown, items, offset, cursor)
         self._update_header()
         self.refresh_bindings()
         if shown is None:
@@ -283,6 +328,39 @@ page is shown, and the header says so.
         else:
             self.post_message(self.PageChanged(offset, len(items), self.model.total, shown.path))
 
+    def _show_table(self, shown: Shown | None, items: list[Any], offset: int, cursor: int) -> None:
+        """The page as a table when its records make one (and the person wants it)."""
+        records = None if shown is None else records_of(shown, items, offset)
+        self._records = records
+        self._base = "table" if records is not None and self.prefer_table else "lines"
+        if self._base == "table" and records is not None:
+            assert shown is not None
+            self._table.show(records, first_number=records.first + 1)
+            if cursor >= 0 and not shown.inline:
+                self._table.select(cursor)
+        self._restore_base()
+
+    def _restore_base(self) -> None:
+        """Back to the page's own view (lines or table) if that is what is shown."""
+        if self.mode in ("lines", "table"):
+            self.mode = self._base
+        elif self.mode == "prompt" and self._mode_before_prompt in ("lines", "table"):
+            self._mode_before_prompt = self._base
+            self.set_class(self.in_table, "-table")
+
+    def _selected(self) -> tuple[str, Any] | None:
+        """(where it is, the value) of what is selected: an item, or a record of the table."""
+        model = self.model
+        if model.shown is None:
+            return None
+        if self._base == "table" and model.shown.inline and self._records is not None:
+            index = self._table.selected
+            if index is None:
+                return None
+            return self._records.path_of(index), self._records.rows[index]
+        cursor = self.cursor
+        return model.item_path(cursor), model.selected_value(cursor)
+
     def _update_header(self) -> None:
         model = self.model
         shown = model.shown
@@ -290,8 +368,9 @@ page is shown, and the header says so.
             self._set_header(Content(""))
             return
         if self.in_tree:
+            where = self._selected()
             line = Content.assemble(
-                (safe_text(model.item_path(self._lines.cursor)), "$text-accent"),
+                (safe_text(where[0] if where else "$"), "$text-accent"),
                 " · tree · ",
                 ("t", "bold"),
                 " or ",
@@ -303,11 +382,11 @@ page is shown, and the header says so.
             kind = shown.kind or "value"
             size = ""
             if isinstance(value, list):
-                size = f" · {len(value):,} item{'s' if len(value) != 1 else ''}"
+                size = f" · {plural(len(value), 'item')}"
             elif isinstance(value, dict):
-                size = f" · {len(value):,} key{'s' if len(value) != 1 else ''}"
+                size = f" · {plural(len(value), 'key')}"
             elif isinstance(value, str) and "\n" in value:
-                size = f" · {value.count(chr(10)) + 1:,} lines"
+                size = f" · {plural(value.count(chr(10)) + 1, 'line')}"
             line = Content.assemble((kind, "$text-accent"), f"{size} · inline")
         else:
             first, last = model.offset + 1, model.offset + len(model.items)
@@ -324,6 +403,15 @@ page is shown, and the header says so.
                 rest = safe_text(cut(json.dumps(shown.rest, ensure_ascii=False), 120))
                 parts.append(f" · rest: {rest}")
             line = Content.assemble(*parts)
+        if not self.in_tree and self.in_table and self._records is not None:
+            table = self._table
+            what = f" · table of {plural(len(self._records.rows), 'record')}"
+            if shown.inline and self._records.path != "$":
+                what += f" at {self._records.path}"
+            if table.sort_column is not None:
+                arrow = "↓" if table.sort_reverse else "↑"
+                what += f" · sorted by {safe_text(table.sort_column)} {arrow} (this page)"
+            line = Content.assemble(line, what)
         if model.notice:
             style = "$text-error" if model.notice == GONE else "$text-warning"
             line = Content("\n").join([line, Content.assemble((model.notice, style))])
@@ -365,7 +453,24 @@ page is shown, and the header says so.
             return
         self._go(start, 0)
 
+    def _table_step(self, step: int) -> bool:
+        """In the table: the cursor to the next (previous) row, across pages; False when
+        the page is not a table."""
+        if self._base != "table" or self.mode == "tree":
+            return False
+        table = self._table
+        row = table.cursor_row + step
+        if 0 <= row < table.row_count:
+            table.move_cursor(row=row, animate=False)
+        elif self.model.windowed and step > 0 and self.model.next_start is not None:
+            self._go(self.model.next_start, 0)
+        elif self.model.windowed and step < 0 and self.model.previous_start is not None:
+            self._go(self.model.previous_start, 0, last=True)
+        return True
+
     def action_next_item(self) -> None:
+        if self._table_step(1):
+            return
         if not self.model.windowed:
             self._lines.scroll_down(animate=False)
             return
@@ -376,6 +481,8 @@ page is shown, and the header says so.
             self._go(self.model.next_start, 0)
 
     def action_previous_item(self) -> None:
+        if self._table_step(-1):
+            return
         if not self.model.windowed:
             self._lines.scroll_up(animate=False)
             return
@@ -386,25 +493,79 @@ page is shown, and the header says so.
             self._go(self.model.previous_start, 0, last=True)
 
     def action_first_item(self) -> None:
-        if self.model.windowed and self.model.items:
+        if self._base == "table":
+            self._table.move_cursor(row=0, animate=False)
+        elif self.model.windowed and self.model.items:
             self._select(0)
         else:
             self._lines.scroll_home(animate=False)
 
     def action_last_item(self) -> None:
-        if self.model.windowed and self.model.items:
+        if self._base == "table":
+            self._table.move_cursor(row=self._table.row_count - 1, animate=False)
+        elif self.model.windowed and self.model.items:
             self._select(len(self.model.items) - 1)
         else:
             self._lines.scroll_end(animate=False)
 
     def action_scroll_left(self) -> None:
-        self._lines.scroll_left(animate=False)
+        if self._base == "table":
+            self._table.action_cursor_left()
+        else:
+            self._lines.scroll_left(animate=False)
 
     def action_scroll_right(self) -> None:
-        self._lines.scroll_right(animate=False)
+        if self._base == "table":
+            self._table.action_cursor_right()
+        else:
+            self._lines.scroll_right(animate=False)
 
     def _select(self, index: int, *, top: bool = False) -> None:
         self._lines.set_cursor(index, top=top)
+        if self._base == "table":
+            self._table.select(index)
+
+    # ------------------------------------------------------------------ table
+    def action_toggle_table(self) -> None:
+        """r: the page's records as a table, or as JSON lines (the choice holds)."""
+        if self._records is None:
+            return
+        if self._base == "table":
+            selected = self._table.selected
+            self.prefer_table, self._base = False, "lines"
+            if self.model.windowed and selected is not None:
+                self._lines.set_cursor(selected)
+        else:
+            self.prefer_table, self._base = True, "table"
+            self._table.show(self._records, first_number=self._records.first + 1)
+            if self.model.windowed and self._lines.cursor >= 0:
+                self._table.select(self._lines.cursor)
+        self._restore_base()
+        self._update_header()
+
+    def action_sort(self) -> None:
+        """s: sort the page by the column under the cursor (again: reversed; again: as it came)."""
+        column = self._table.column_key
+        if self._base != "table" or column is None:
+            self.app.bell()
+            return
+        self._table.sort_by(column)
+        self._update_header()
+
+    @on(DataTable.HeaderSelected, "#value-table")
+    def _header_clicked(self, event: DataTable.HeaderSelected[Any]) -> None:
+        event.stop()
+        key = event.column_key.value
+        if key is not None:
+            self._table.move_cursor(column=event.column_index, animate=False)
+            self._table.sort_by(key)
+            self._update_header()
+
+    @on(DataTable.CellHighlighted, "#value-table")
+    def _cell_highlighted(self, event: DataTable.CellHighlighted[Any]) -> None:
+        event.stop()
+        if self.mode == "table":
+            self._lines.set_cursor(self._table.selected if self.model.windowed else -1)
 
     def jump_to(self, number: int) -> bool:
         """Show the page holding item `number` (1-based) with that item selected."""
@@ -438,17 +599,19 @@ page is shown, and the header says so.
         model = self.model
         if model.shown is None or (model.windowed and not model.items):
             return
-        cursor = self._lines.cursor
-        self._tree.show_value(model.item_path(cursor), model.selected_value(cursor))
+        selected = self._selected()
+        if selected is None:
+            return
+        self._tree.show_value(*selected)
         self.mode = "tree"
         self._tree.focus()
 
     def _close_tree(self) -> None:
         if self.in_tree:
             self._tree.clear()
-            self._mode_before_prompt = "lines"
+            self._mode_before_prompt = self._base
             if self.mode == "tree":
-                self.mode = "lines"
+                self.mode = self._base
 
     def action_back(self) -> None:
         if self.mode == "prompt":
@@ -465,8 +628,11 @@ page is shown, and the header says so.
             if not isinstance(data, TreeItem):
                 return
             copied: tuple[str, str] | None = (pretty(data.value), data.key)
+        elif self._base == "table" and self.model.shown is not None and self.model.shown.inline:
+            selected = self._selected()
+            copied = (pretty(selected[1]), selected[0]) if selected else None
         else:
-            copied = self.model.copy_item(self._lines.cursor)
+            copied = self.model.copy_item(self.cursor)
         self._copy(copied)
 
     def action_copy_page(self) -> None:
@@ -579,11 +745,15 @@ page is shown, and the header says so.
     # ------------------------------------------------------------------ bindings
     def check_action(self, action: str, parameters: tuple[object, ...]) -> bool | None:
         if action == "back":
-            return self.mode != "lines"
+            return self.mode not in ("lines", "table")
         if self.mode == "prompt" or self.model.shown is None:
             return False
         if self.mode == "tree":
             return action in {"toggle_tree", "copy_item", "copy_page", "export"}
         if action in {"next_page", "previous_page", "jump"}:
             return self.model.windowed
+        if action == "toggle_table":
+            return self._records is not None
+        if action == "sort":
+            return self.mode == "table"
         return True

@@ -8,7 +8,16 @@ from typing import Any
 
 import pytest
 from textual.widgets import TextArea
-from tui_helpers import SIZE, decide, make_app, run_to_end, set_source, settle, until
+from tui_helpers import (
+    SIZE,
+    decide,
+    make_app,
+    run_to_end,
+    screen_text,
+    set_source,
+    settle,
+    until,
+)
 
 from run_repl.tui.app import RunReplApp
 from run_repl.tui.components.calls_table import CallsTable
@@ -16,6 +25,7 @@ from run_repl.tui.components.error_view import RunErrorView
 from run_repl.tui.components.log_panel import LogPanel
 from run_repl.tui.components.value_view import ValueView
 from run_repl.tui.messages import RunFinished, RunInterrupted
+from run_repl.tui.screens.call_detail import CallDetailScreen
 
 
 async def test_run_shows_value_calls_and_status(app_and_pilot: tuple[RunReplApp, Any]) -> None:
@@ -266,3 +276,20 @@ async def test_palette_offers_the_focused_widgets_actions(
         await result
     await pilot.pause()
     assert view.page_offset > before
+
+
+async def test_a_calls_detail_shows_dates_decoded_never_the_wire(
+    app_and_pilot: tuple[RunReplApp, Any],
+) -> None:
+    app, pilot = app_and_pilot
+    await set_source(pilot, "return await billing.listInvoices('acc_0001')")
+    await run_to_end(pilot)
+    await pilot.press("ctrl+o", "c")
+    await pilot.pause()
+    assert app.focused is app.query_one(CallsTable)
+    await pilot.press("enter")
+    await pilot.pause()
+    assert isinstance(app.screen, CallDetailScreen)
+    text = screen_text(app)
+    assert '"issued_at": Date 20' in text
+    assert "\\u0000" not in text and "u0000" not in text

@@ -13,13 +13,14 @@ from textual.app import App
 from textual.message import Message
 from textual.widgets import DataTable, Input, Markdown, Static
 
+from run_repl.present.styled import plain_lines
 from run_repl.sandbox.result import CallRecord
 from run_repl.store import MemoryStore
 from run_repl.store.records import RunRecord
 from run_repl.tui.screens.call_detail import (
     CallDetailScreen,
     call_detail_text,
-    pretty_payload,
+    payload_lines,
 )
 from run_repl.tui.screens.help import HelpScreen, group_bindings
 from run_repl.tui.screens.history import (
@@ -401,12 +402,27 @@ async def test_call_detail_shows_result_wait_and_decision_and_y_copies() -> None
         assert not isinstance(app.screen, CallDetailScreen)
 
 
-def test_pretty_payload_keeps_wire_and_broken_text_as_is() -> None:
-    assert pretty_payload('[1,{"a":2}]') == ('[\n  1,\n  {\n    "a": 2\n  }\n]', True)
-    tagged = '[{"\\u0000":"d","v":1700000000000}]'
-    assert pretty_payload(tagged) == (tagged, False)
-    assert pretty_payload('[{"cut": "in the mid') == ('[{"cut": "in the mid', False)
-    assert pretty_payload(None) == ("", False)
+def test_payloads_are_decoded_and_a_cut_one_says_so() -> None:
+    tagged = '[{"\\u0000":"d","v":1700000000000},{"a":[1,{"\\u0000":"u"}]}]'
+    assert plain_lines(payload_lines(tagged)) == "\n".join(
+        [
+            "[",
+            "  Date 2023-11-14T22:13:20.000Z,",
+            "  {",
+            '    "a": [',
+            "      1,",
+            "      undefined",
+            "    ]",
+            "  }",
+            "]",
+        ]
+    )
+    cut = plain_lines(payload_lines('[{"cut": "in the mid'))
+    assert cut.splitlines() == [
+        "(kept only the first 20 characters: not decoded)",
+        '[{"cut": "in the mid',
+    ]
+    assert payload_lines(None) == []
 
 
 # ------------------------------------------------------------------ help
@@ -459,3 +475,27 @@ def test_history_snapshot(snap_compare: Any, utc: None) -> None:
 
 def test_call_detail_snapshot(snap_compare: Any) -> None:
     assert snap_compare(CallDetailApp(_failed_call()), terminal_size=(100, 34))
+
+
+def _invoices_call() -> CallRecord:
+    return CallRecord(
+        seq=4,
+        path="billing.listInvoices",
+        args_preview='("acc_0001")',
+        ok=True,
+        duration_ms=343.2,
+        decision="approved",
+        wait_ms=7100.0,
+        started_at_ms=12.5,
+        args_text='["acc_0001"]',
+        result_text=(
+            '[{"id":"inv_0895","amount":4088.74,"status":"paid",'
+            '"issued_at":{"\\u0000":"d","v":1746435600000},'
+            '"due_date":{"\\u0000":"d","v":1748995200000}}]'
+        ),
+    )
+
+
+def test_call_detail_decoded_snapshot(snap_compare: Any) -> None:
+    """The result decoded: dates as dates, never the wire's tags; the wait apart."""
+    assert snap_compare(CallDetailApp(_invoices_call()), terminal_size=(100, 34))

@@ -9,7 +9,7 @@ from typing import Any
 
 import pytest
 from textual.widgets import TextArea
-from tui_helpers import run_to_end
+from tui_helpers import run_to_end, settle
 
 from run_repl.present import formats
 from run_repl.tui import app as app_module
@@ -122,3 +122,36 @@ def test_closing_an_unsaved_buffer_asks(stable: Path, snap_compare: Any) -> None
         await still(pilot)
 
     assert snap_compare(make_app(stable), terminal_size=SIZE, run_before=run_before)
+
+
+PUBLISHED = (
+    "const drafts = await documents.listDrafts()\n"
+    "await documents.publish(drafts[0].id)\n"
+    'return "published"'  # not the draft: its times change with every run
+)
+
+
+def test_calls_after_an_approval(stable: Path, snap_compare: Any, no_arm_delay: None) -> None:
+    """Status, time and approval wait come first and are never cut; the call text is."""
+
+    async def run_before(pilot: Any) -> None:
+        await finish(pilot, PUBLISHED)
+        await pilot.press("f3", "y")
+        await settle(pilot)
+        await pilot.press("ctrl+o", "c")
+        await still(pilot)
+
+    assert snap_compare(make_app(stable), terminal_size=SIZE, run_before=run_before)
+
+
+def test_calls_after_an_approval_at_80_columns(
+    stable: Path, snap_compare: Any, no_arm_delay: None
+) -> None:
+    async def run_before(pilot: Any) -> None:
+        await finish(pilot, PUBLISHED)
+        await pilot.press("f3", "y")
+        await settle(pilot)
+        await pilot.press("ctrl+o", "c")
+        await still(pilot)
+
+    assert snap_compare(make_app(stable), terminal_size=(80, 24), run_before=run_before)

@@ -87,7 +87,8 @@ calls were answered from the record of the interrupted run, not run again.
         key = str(call.seq)
         if key in self.rows:
             for column, value in cells.items():
-                self.update_cell(key, column, value)
+                # The width follows: "ok approved" is longer than "running…" was.
+                self.update_cell(key, column, value, update_width=True)
         else:
             self.add_row(*cells.values(), key=key)
 

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import json
 from typing import ClassVar
 
 from rich.console import RenderableType
@@ -16,11 +15,13 @@ from textual.screen import ModalScreen
 from textual.widgets import Static
 
 from ...present import formats
+from ...present.inspect import NotDecoded, decode_text, inspect_lines
 from ...present.results import call_state
-from ...present.styled import plain
+from ...present.rich_render import lines_to_text
+from ...present.styled import Line, line, plain, plain_lines, styled
 from ...sandbox.result import CallRecord
 from ..guest_text import safe_lines, safe_text
-from ..themes import rich_colour, rich_syntax_theme
+from ..themes import present_styles, rich_colour, rich_syntax_theme
 
 _DECISIONS = {
     "approved": "approved by a person",
@@ -31,21 +32,19 @@ _DECISIONS = {
 }
 
 
-def pretty_payload(text: str | None) -> tuple[str, bool]:
-    """(text to show, whether it is JSON): pretty-printed JSON, else the text as it is.
-
-    Tagged wire data (objects keyed "\\u0000" for Dates, Maps, BigInts...) is shown as
-    it is: re-indenting it would suggest it is the plain value it is not.
-    """
+def payload_lines(text: str | None) -> list[Line]:
+    """A call's arguments or result as JavaScript shows them, decoded from the wire
+    (dates as dates, never `{"\\u0000": "d", ...}`); a text cut at the record's
+    limit cannot be decoded, and is shown as it was kept, saying so."""
     if text is None:
-        return "", False
-    if '"\\u0000"' in text or "\x00" in text:
-        return safe_lines(text), False
+        return []
     try:
-        value = json.loads(text)
-    except ValueError:
-        return safe_lines(text), False  # cut at the preview limit, or not JSON at all
-    return safe_lines(json.dumps(value, indent=2, ensure_ascii=False)), True
+        return inspect_lines(decode_text(text))
+    except NotDecoded:
+        return [
+            styled("warn", f"(kept only the first {len(text):,} characters: not decoded)"),
+            *[line(t) for t in text.split("\n")],
+        ]
 
 
 def call_facts(call: CallRecord) -> list[tuple[str, str]]:
@@ -85,11 +84,10 @@ def call_detail_text(call: CallRecord) -> str:
     """The whole detail as plain text: what `y` copies."""
     width = max(len(label) for label, _ in call_facts(call))
     out = [f"{label:<{width}}  {value}" for label, value in call_facts(call)]
-    args, _ = pretty_payload(call.args_text)
-    out += ["", "Arguments", args or safe_text(call.args_preview)]
+    args = plain_lines(payload_lines(call.args_text)) if call.args_text else call.args_preview
+    out += ["", "Arguments", safe_lines(args)]
     if call.result_text is not None:
-        result, _ = pretty_payload(call.result_text)
-        out += ["", "Result", result]
+        out += ["", "Result", safe_lines(plain_lines(payload_lines(call.result_text)))]
     if call.ok is False:
         out += ["", "Error", error_line(call)]
     if call.traceback:
@@ -192,11 +190,12 @@ the full arguments and the result (or the error and its traceback).
     def _render_detail(self) -> None:
         call = self.call
         self.query_one("#call-detail-facts", Static).update(self._facts())
-        self.query_one("#call-detail-args", Static).update(
-            self._payload(call.args_text or safe_text(call.args_preview))
-        )
+        args = payload_lines(call.args_text) if call.args_text else [line(call.args_preview)]
+        self.query_one("#call-detail-args", Static).update(self._text(args))
         if call.result_text is not None:
-            self.query_one("#call-detail-result", Static).update(self._payload(call.result_text))
+            self.query_one("#call-detail-result", Static).update(
+                self._text(payload_lines(call.result_text))
+            )
         if call.traceback:
             self.query_one("#call-detail-traceback", Static).update(
                 self._syntax(safe_lines(call.traceback.rstrip()), "pytb")
@@ -218,11 +217,8 @@ the full arguments and the result (or the error and its traceback).
             grid.add_row(label, Text(value, style=status_style if label == "status" else ""))
         return grid
 
-    def _payload(self, text: str) -> RenderableType:
-        shown, is_json = pretty_payload(text)
-        if not is_json:
-            return Text(shown)
-        return self._syntax(shown, "json")
+    def _text(self, lines: list[Line]) -> Text:
+        return lines_to_text(lines, present_styles(self.app.current_theme))
 
     def _syntax(self, text: str, lexer: str) -> Syntax:
         return Syntax(

@@ -41,8 +41,10 @@ __all__ = [
     "LoadedTheme",
     "SyntaxColors",
     "ThemeFile",
+    "contrast_ratio",
     "load_theme_file",
     "load_themes",
+    "muted_colour",
     "no_color_active",
     "present_styles",
     "rich_colour",
@@ -50,6 +52,7 @@ __all__ = [
     "shipped_themes_dir",
     "syntax_colors",
     "syntax_variable_defaults",
+    "text_on",
     "theme_for_no_color",
     "user_themes_dir",
 ]
@@ -110,6 +113,9 @@ class ThemeFile(BaseModel):
 
     def to_app_theme(self) -> Theme:
         variables = {f"syntax-{key}": value for key, value in self.syntax.model_dump().items()}
+        # The cursor row of a table is the primary colour: its text black or white,
+        # whichever reads on it (Textual's own pick can fall under 4.5:1).
+        variables["block-cursor-foreground"] = text_on(self.primary)
         return Theme(
             name=self.name,
             primary=self.primary,
@@ -131,11 +137,11 @@ class ThemeFile(BaseModel):
         # The editor sits on $surface, as Textual's own TextArea does.
         base = Color.parse(self.surface)
         fg = Color.parse(self.foreground)
-        cursor_line = base.blend(fg, 0.07)
+        cursor_line = base.blend(fg, 0.04)  # a band you see, on which every colour still reads
         return TextAreaTheme(
             name=self.name,
             base_style=Style(color=self.foreground, bgcolor=self.surface),
-            gutter_style=Style(color=base.blend(fg, 0.45).hex, bgcolor=self.surface),
+            gutter_style=Style(color=base.blend(fg, 0.65).hex, bgcolor=self.surface),
             cursor_style=Style(color=self.surface, bgcolor=self.foreground),
             cursor_line_style=Style(bgcolor=cursor_line.hex),
             cursor_line_gutter_style=Style(color=self.foreground, bgcolor=cursor_line.hex),
@@ -469,6 +475,51 @@ def rich_syntax_theme(theme: Theme) -> SyntaxTheme:
     return ANSISyntaxTheme(styles)
 
 
+def contrast_ratio(a: Color, b: Color) -> float:
+    """WCAG's contrast ratio of two colours (1 to 21; body text wants 4.5 or more)."""
+
+    def luminance(c: Color) -> float:
+        def channel(v: int) -> float:
+            x = v / 255
+            return x / 12.92 if x <= 0.03928 else ((x + 0.055) / 1.055) ** 2.4
+
+        return 0.2126 * channel(c.r) + 0.7152 * channel(c.g) + 0.0722 * channel(c.b)
+
+    la, lb = luminance(a), luminance(b)
+    return (max(la, lb) + 0.05) / (min(la, lb) + 0.05)
+
+
+MUTED = 0.72
+"""How far secondary text goes from the background to the foreground: readable (4.5:1
+on every shipped theme, checked by a test), yet plainly quieter."""
+
+
+def muted_colour(theme: Theme) -> str | None:
+    """Secondary text's colour for a theme with hex colours (None: leave it to `dim`)."""
+    try:
+        background = Color.parse(theme.background or "")
+        fg = Color.parse(theme.foreground or "")
+    except ColorParseError:
+        return None
+    if background.ansi is not None or fg.ansi is not None:
+        return None
+    return background.blend(fg, MUTED).hex
+
+
+def text_on(background: str) -> str:
+    """Black or white, whichever reads better on `background` (a pill of colour)."""
+    try:
+        colour = Color.parse(background)
+    except ColorParseError:
+        return "default"
+    if colour.ansi is not None:
+        return "default"
+    black, white = Color(0, 0, 0), Color(255, 255, 255)
+    return (
+        "#000000" if contrast_ratio(colour, black) >= contrast_ratio(colour, white) else "#ffffff"
+    )
+
+
 def present_styles(theme: Theme) -> dict[str, str]:
     """present/'s style names (`ok`, `warn`, `path`, ...) as Rich styles in the app
     theme's colours, so its lines read alike in the IDE's panels and follow the theme."""
@@ -484,7 +535,7 @@ def present_styles(theme: Theme) -> dict[str, str]:
         "error": colour("error"),
         "warn": warning,
         "info": accent,
-        "dim": "dim",
+        "dim": muted_colour(theme) or "dim",
         "bold": "bold",
         "path": f"bold {accent}",
         "decision": rich_colour(theme.secondary) or "magenta",
@@ -492,7 +543,7 @@ def present_styles(theme: Theme) -> dict[str, str]:
         "hint": accent,
         "string": rich_colour(syntax_colors(theme)["string"]) or colour("success"),
         "mark": f"bold reverse {warning}",
-        "log.debug": "dim",
+        "log.debug": muted_colour(theme) or "dim",
         "log.log": "",
         "log.info": accent,
         "log.warn": warning,

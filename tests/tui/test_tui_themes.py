@@ -3,18 +3,23 @@
 from __future__ import annotations
 
 from pathlib import Path
+from typing import Any
 
 import pytest
 from rich.syntax import Syntax
 from textual.app import App, ComposeResult
 from textual.color import Color
+from textual.filter import dim_color
+from textual.geometry import Region
 from textual.theme import BUILTIN_THEMES
 from textual.widgets import TextArea
+from tui_helpers import SIZE, make_app, run_to_end, screen_text, set_source, settle
 
 from run_repl.tui import themes as themes_module
 from run_repl.tui.themes import (
     SYNTAX_KEYS,
     ThemeFile,
+    contrast_ratio,
     load_themes,
     no_color_active,
     rich_syntax_theme,
@@ -282,3 +287,74 @@ def test_shipped_dir_falls_back_to_the_repository(monkeypatch: pytest.MonkeyPatc
     monkeypatch.setattr(themes_module.importlib.resources, "files", missing)
     assert shipped_themes_dir() == Path(themes_module.__file__).resolve().parents[2] / "themes"
     assert (shipped_themes_dir() / "run-repl-dark.toml").exists()
+
+
+# ---------------------------------------------------------------- contrast on the screen
+MIN_CONTRAST = 4.5  # WCAG AA for body text: every letter and digit the IDE draws
+
+
+def low_contrast(app: App[Any], where: str, region: Region | None = None) -> list[str]:
+    """Every piece of text on the screen (or in `region`) whose colour reads under
+    MIN_CONTRAST on its background, with Textual's own dimming applied."""
+    found = []
+    for y, strip in enumerate(app.screen._compositor.render_strips()):
+        if region is not None:
+            if not region.y <= y < region.bottom:
+                continue
+            strip = strip.crop(region.x, region.right)
+        for segment in strip:
+            style = segment.style
+            if style is None or not any(ch.isalnum() for ch in segment.text):
+                continue
+            fg, bg = style.color, style.bgcolor
+            if fg is None or bg is None:
+                continue
+            if style.dim:
+                fg = dim_color(bg, fg)
+            ratio = contrast_ratio(Color.from_rich_color(fg), Color.from_rich_color(bg))
+            if ratio < MIN_CONTRAST:
+                found.append(
+                    f"{where} row {y}: {segment.text.strip()!r} at {ratio:.2f}:1"
+                    f" ({Color.from_rich_color(fg).hex} on {Color.from_rich_color(bg).hex})"
+                )
+    return found
+
+
+@pytest.mark.parametrize("theme", sorted(SHIPPED))
+async def test_every_text_on_screen_reads_in_every_shipped_theme(
+    data_dir: Path, theme: str, no_arm_delay: None
+) -> None:
+    """Idle, an approval waiting, the calls, the inbox, a table, JSON lines, an error: each
+    text at 4.5:1 or better (the light theme's "No value yet" once was 1.06:1)."""
+    app = make_app(data_dir)
+    found: list[str] = []
+    async with app.run_test(size=SIZE) as pilot:
+        await pilot.pause()
+        app.theme = theme
+        await pilot.pause()
+        found += low_contrast(app, "idle")
+        assert "No value yet" in screen_text(app)
+        await set_source(
+            pilot, "const d = await documents.listDrafts(); return documents.publish(d[0].id)"
+        )
+        await run_to_end(pilot)
+        found += low_contrast(app, "approval")
+        await pilot.press("ctrl+o", "c")
+        await pilot.pause()
+        found += low_contrast(app, "calls")
+        await pilot.press("f6")
+        await settle(pilot)
+        found += low_contrast(app, "inbox", app.screen.query_one("#inbox-dialog").region)
+        await pilot.press("escape")
+        await set_source(pilot, "return Array.from({length: 3000}, (_, i) => ({i, name: 'n' + i}))")
+        await run_to_end(pilot)
+        await pilot.press("ctrl+o", "v")
+        await pilot.pause()
+        found += low_contrast(app, "table")
+        await pilot.press("r")
+        await pilot.pause()
+        found += low_contrast(app, "lines")
+        await set_source(pilot, "x.y")
+        await run_to_end(pilot)
+        found += low_contrast(app, "error")
+    assert found == [], "\n".join(found)

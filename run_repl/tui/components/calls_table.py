@@ -74,9 +74,10 @@ calls were answered from the record of the interrupted run, not run again.
 
     def upsert(self, call: CallRecord) -> None:
         self.calls[call.seq] = call
+        styles = present_styles(self.app.current_theme)
         cells = {
-            "seq": Text(str(call.seq), style="dim"),
-            "status": status_text(call, present_styles(self.app.current_theme)),
+            "seq": Text(str(call.seq), style=styles["dim"]),
+            "status": status_text(call, styles),
             "duration": Text(
                 formats.format_ms(call.duration_ms) if call.duration_ms is not None else "–",
                 justify="right",

@@ -29,16 +29,20 @@ def candidate_label(candidate: Candidate, styles: Mapping[str, str]) -> Text:
     """One offer: `crm.getAccount(accountId) ⚑  One account by id…`."""
     label = Text()
     if candidate.close:
-        label.append("did you mean ", style="dim italic")
+        label.append("did you mean ", style=f"{styles.get('dim', 'dim')} italic")
     label.append(safe_text(candidate.path), style=styles.get("path", "bold"))
     if candidate.kind == "function":
-        label.append(safe_text(candidate.detail[len(candidate.path) :]), style="dim")
+        label.append(
+            safe_text(candidate.detail[len(candidate.path) :]), style=styles.get("dim", "dim")
+        )
     else:
-        label.append(f".  {candidate.detail}", style="dim")
+        label.append(f".  {candidate.detail}", style=styles.get("dim", "dim"))
     if candidate.needs_approval:
         label.append(f" {APPROVAL_BADGE}", style=f"bold {styles.get('warn', 'yellow')}")
     if candidate.summary:
-        label.append(f"  {safe_text(candidate.summary)}", style="dim italic")
+        label.append(
+            f"  {safe_text(candidate.summary)}", style=f"{styles.get('dim', 'dim')} italic"
+        )
     label.no_wrap = True
     label.overflow = "ellipsis"
     label.truncate(MENU_WIDTH - 6, overflow="ellipsis")
@@ -58,7 +62,7 @@ def signature_text(info: FunctionInfo, argument: int, styles: Mapping[str, str])
     if info.needs_approval:
         text.append(f" {APPROVAL_BADGE} needs approval", style=f"bold {styles.get('warn', '')}")
     if info.summary:
-        text.append(f"  {safe_text(info.summary)}", style="dim italic")
+        text.append(f"  {safe_text(info.summary)}", style=f"{styles.get('dim', 'dim')} italic")
     return text
 
 

@@ -131,7 +131,7 @@ The doc of the highlighted function shows below the tree.
                     continue
                 assert isinstance(item, FunctionInfo)
                 label = Text(safe_text(name), style=styles["path"])
-                label.append(safe_text(item.js_signature[len(item.path) :]), style="dim")
+                label.append(safe_text(item.js_signature[len(item.path) :]), style=styles["dim"])
                 if item.needs_approval:
                     label.append(f" {APPROVAL_BADGE}", style=f"bold {warn}")
                 node.add_leaf(label, item)
@@ -150,7 +150,7 @@ The doc of the highlighted function shows below the tree.
                 Text(
                     f"{count} function{'s' if count != 1 else ''}; "
                     f"{APPROVAL_BADGE} asks a person first. enter inserts a call.",
-                    style="dim",
+                    style=present_styles(self.app.current_theme)["dim"],
                 )
             )
             return

@@ -9,15 +9,16 @@ from textual.reactive import reactive
 from textual.widgets import Static
 
 from ...present import formats
+from ..themes import muted_colour, rich_colour, text_on
 
-STATE_STYLE = {
-    "idle": "dim",
-    "running": "bold yellow",
-    "interrupted": "bold magenta",
-    "ok": "bold green",
-    "error": "bold red",
-    "cancelled": "bold red",
+STATE_COLOUR = {
+    "running": "warning",
+    "interrupted": "secondary",
+    "ok": "success",
+    "error": "error",
+    "cancelled": "error",
 }
+"""The theme colour of each state's pill (idle has none)."""
 
 
 class StatusBar(Static):
@@ -79,9 +80,19 @@ class StatusBar(Static):
     def count_call(self) -> None:
         self.calls += 1
 
+    def _pill(self, state: str) -> str | None:
+        """A state in a pill of its theme colour, the text black or white, whichever reads."""
+        name = STATE_COLOUR.get(state)
+        colour = rich_colour(getattr(self.app.current_theme, name, None)) if name else None
+        if colour is None or not colour.startswith("#"):
+            return f"bold reverse {colour}" if colour else None
+        return f"bold {text_on(colour)} on {colour}"
+
     def render(self) -> Text:
         text = Text()
-        text.append(f" {self.state} ", style=STATE_STYLE.get(self.state, "") + " reverse")
+        theme = self.app.current_theme
+        muted = muted_colour(theme) or "dim"
+        text.append(f" {self.state} ", style=self._pill(self.state) or f"bold {muted}")
         if self.state == "running" and self.started_at is not None:
             text.append("  " + formats.format_ms((time.perf_counter() - self.started_at) * 1000))
         elif self.duration_ms is not None:
@@ -109,8 +120,8 @@ class StatusBar(Static):
         pad = max(1, room - len(waiting) - len(focus) - len(host) - (1 if waiting else 0))
         text.append(" " * pad)
         if waiting:
-            text.append(waiting, style="bold reverse yellow")
+            text.append(waiting, style=self._pill("running") or "bold reverse")
             text.append(" ")
         text.append(focus, style="bold reverse")
-        text.append(host, style="dim")
+        text.append(host, style=muted)
         return text

@@ -43,12 +43,21 @@ _SYNTAX = {
 }
 
 
+def foreground(widget: Widget, component: str) -> Style:
+    """A component class's colour and attributes, without its background (the line's
+    background is the cursor's or the panel's). Resolved against the widget's own
+    background: a partial style would read `$text-muted` ("auto 60%") against none,
+    which is white, and invisible on a light theme."""
+    full = widget.get_component_rich_style(component)
+    return Style(color=full.color, bold=full.bold, italic=full.italic)
+
+
 def token_styles(widget: Widget) -> dict[str, Style]:
     """The colour of each kind of JSON token, from the widget's component classes and the theme."""
     variables = widget.app.get_css_variables()
     styles: dict[str, Style] = {}
     for name in PALETTE:
-        style = widget.get_component_rich_style(f"value-view--{name}", partial=True)
+        style = foreground(widget, f"value-view--{name}")
         colour = variables.get(f"syntax-{_SYNTAX[name]}")
         if colour:
             try:
@@ -174,7 +183,7 @@ class ValueLines(ScrollView, can_focus=False):
         if self._styles is None:
             styles = token_styles(self)
             for name in ("gutter", "gutter-cursor", "placeholder"):
-                styles[name] = self.get_component_rich_style(f"value-view--{name}", partial=True)
+                styles[name] = foreground(self, f"value-view--{name}")
             styles["base"] = self.rich_style
             styles["cursor"] = self.get_component_rich_style("value-view--cursor")
             self._styles = styles

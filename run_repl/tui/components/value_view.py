@@ -123,7 +123,7 @@ page is shown, and the header says so.
         &.-table ValueLines { display: none; }
         &.-tree #value-table { display: none; }
         #value-table > .datatable--cursor { background: $foreground 12%; }
-        &:focus #value-table > .datatable--cursor { background: $accent 40%; color: $text; }
+        &:focus #value-table > .datatable--cursor { background: $accent 20%; color: $text; }
         #value-prompt {
             display: none;
             height: 1;
@@ -142,7 +142,7 @@ page is shown, and the header says so.
         .value-view--cursor { background: $foreground 7%; }
         &:focus .value-view--gutter-cursor { color: $text-accent; }
         .value-view--placeholder { color: $text-muted; text-style: italic; }
-        &:focus .value-view--cursor { background: $accent 30%; }
+        &:focus .value-view--cursor { background: $accent 10%; }
     }
     """
 
@@ -194,8 +194,14 @@ page is shown, and the header says so.
             yield self._prompt_input
 
     def on_mount(self) -> None:
-        # A value given before mount is drawn now.
-        self._show_page(self.model.offset, self.model.items, cursor=0 if self.model.items else -1)
+        # A value given before mount (or none: the empty panel says how to get one) is
+        # drawn once mounted: during on_mount `is_mounted` is not true yet. The model is
+        # read when the call runs, so a value shown meanwhile is the one drawn.
+        self.call_later(self._draw_model)
+
+    def _draw_model(self) -> None:
+        items = self.model.items
+        self._show_page(self.model.offset, items, cursor=0 if items else -1, announce=False)
 
     # ------------------------------------------------------------------ public API
     def show_result(self, result: RunResult | None, pager: Pager | None) -> None:
@@ -279,8 +285,17 @@ page is shown, and the header says so.
         items = self.model.items
         self._show_page(0, items, cursor=0 if items else -1)
 
-    def _show_page(self, offset: int, items: list[Any], *, cursor: int, top: bool = False) -> None:
-        """Make `items` (starting at item `offset`) the page on screen, and say so."""
+    def _show_page(
+        self,
+        offset: int,
+        items: list[Any],
+        *,
+        cursor: int,
+        top: bool = False,
+        announce: bool = True,
+    ) -> None:
+        """Make `items` (starting at item `offset`) the page on screen, and say so
+        (unless `announce` is false: drawing what was already the page is no change)."""
         self.model.show(offset, items)
         if not self.is_mounted:
             return
@@ -321,6 +336,8 @@ page is shown, and the header says so.
         self._show_table(shown, items, offset, cursor)
         self._update_header()
         self.refresh_bindings()
+        if not announce:
+            return
         if shown is None:
             self.post_message(self.PageChanged(0, 0, 0, ""))
         elif shown.inline:

@@ -270,9 +270,11 @@ meant for one approval never decides the next.
         return (
             to_text([(STATE_STYLE.get(row.state, "dim"), state)], styles),
             Text(row.age, justify="right"),
-            Text(safe_text(row.host), style="dim"),
+            Text(safe_text(row.host), style=styles["dim"]),
             to_text(line(("path", row.path), _cut(row.args, CALL_WIDTH - len(row.path))), styles),
-            Text(safe_text(row.origin), style="bold" if row.origin == "this IDE" else "dim"),
+            Text(
+                safe_text(row.origin), style="bold" if row.origin == "this IDE" else styles["dim"]
+            ),
         )
 
     def _count(self) -> None:

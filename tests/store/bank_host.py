@@ -32,10 +32,13 @@ def _write(tag: str, what: str, amount: int) -> None:
 
 @requires_approval
 def transfer(amount: int, tag: str = "", delay: float = 0) -> int:
-    """Move money (asks a person first); `delay` seconds after it starts (a "start" row)."""
+    """Move money (asks a person first); `delay` seconds after it starts (a "start" row),
+    or less once a test releases it (a test that must act mid-call holds it that long,
+    however slow a loaded machine makes the test)."""
     _write(tag, "start", amount)
-    if delay:
-        time.sleep(delay)
+    end = time.monotonic() + delay
+    while time.monotonic() < end and not rows("release", tag):
+        time.sleep(0.01)
     _write(tag, "transfer", amount)
     return amount
 
@@ -44,6 +47,11 @@ def done(tag: str = "") -> str:
     """The snippet reached its end: a row says so."""
     _write(tag, "done", 0)
     return "done"
+
+
+def release(tag: str) -> None:
+    """Let a held transfer with this tag go on (not a host function: the test's own lever)."""
+    _write(tag, "release", 0)
 
 
 def rows(what: str = "transfer", tag: str | None = None) -> list[tuple[str, int]]:

@@ -250,13 +250,15 @@ async def test_ctrl_c_mid_resume_leaves_it_final_and_the_call_ran_once(
 ) -> None:
     store = open_spec(durable_spec)
     runner = store_runner(store, secret=SECRET)
-    [approval] = await paused(store, runner, bank, "return await bank.transfer(3, 'sigint', 1)")
+    [approval] = await paused(store, runner, bank, "return await bank.transfer(3, 'sigint', 60)")
     proc = start_approver(durable_spec, approval.id)
     deadline = time.monotonic() + 60
     while not bank.rows("start"):  # the approved call is running
         assert time.monotonic() < deadline and proc.poll() is None
         time.sleep(0.02)
     proc.send_signal(signal.SIGINT)
+    time.sleep(0.05)  # the interrupt lands while the call is still held
+    bank.release("sigint")
     _, err = proc.communicate(timeout=60)
     assert proc.returncode != 0 and "KeyboardInterrupt" in err
     after = store.get_approval(approval.id)

@@ -36,6 +36,8 @@ def transfer(amount: int, tag: str = "", delay: float = 0) -> int:
     or less once a test releases it (a test that must act mid-call holds it that long,
     however slow a loaded machine makes the test)."""
     _write(tag, "start", amount)
+    if delay < 0:  # the call runs and fails: what a test of a failing approved call uses
+        raise ValueError("delay must be non-negative")
     end = time.monotonic() + delay
     while time.monotonic() < end and not rows("release", tag):
         time.sleep(0.01)

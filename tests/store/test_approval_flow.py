@@ -103,7 +103,7 @@ async def test_the_calls_own_error_is_recorded_as_its_outcome(
     store: Store, runner: Runner, bank: ModuleType, pause: Any
 ) -> None:
     [approval] = await pause("return await bank.transfer('not a number', 'bad', -1)")
-    # time.sleep(-1) raises inside the host function: the call ran and failed.
+    # A negative delay raises inside the host function: the call ran and failed.
     result = await decide(store, runner, bank.HOSTS, {approval.id: True})
     assert result.status == "error"
     after = store.get_approval(approval.id)

@@ -21,7 +21,7 @@ import time
 from collections.abc import Callable
 from typing import Any
 
-from run_repl.sandbox.channel import WorkerChannel
+from run_repl.sandbox import channel
 from run_repl.sandbox.runner import Runner
 from run_repl.sandbox.worker_pool import WorkerPool
 
@@ -69,13 +69,13 @@ async def worker_per_call(runner: Runner, fn: Callable[..., Any], rounds: int = 
 
 
 async def main() -> None:
-    spin = WorkerChannel.spin.__defaults__
+    spin = channel.SPIN_SECONDS
     for label, fn in (("async", f_async), ("sync", f_sync)):
         runner = Runner()
         await runner.run("1")
-        WorkerChannel.spin.__defaults__ = (0.0,)
+        channel.SPIN_SECONDS = 0.0
         no_spin = await parent_per_call(runner, fn)
-        WorkerChannel.spin.__defaults__ = spin
+        channel.SPIN_SECONDS = spin
         shipped = await parent_per_call(runner, fn)
         spawned = Runner(pool=WorkerPool(mode="spawn"))
         await spawned.run("1")

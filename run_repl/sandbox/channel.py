@@ -2,10 +2,13 @@
 
 Writes never block the event loop (what the pipe cannot take waits in an
 outbox); reads are bounded, so a flood of log frames cannot hold the loop;
-frames arrive as typed messages. Answers to host calls made in one turn of
-the loop can be sent together, and after a lone answer the channel polls
-briefly for the guest's next message: it usually comes within tens of
-microseconds, and a wake-up through the event loop costs more.
+frames arrive as typed messages. Answers made while a read is handed on
+(host calls that finish at once) and answers made in one turn of the loop are
+sent together, and after a lone answer the channel polls briefly for the
+guest's next message: it usually comes within tens of microseconds, and a
+wake-up through the event loop costs more. A chain of such exchanges gives
+the loop back within CHAIN_SECONDS, so other work (a UI, a cancel, other runs)
+never waits longer than that.
 """
 
 from __future__ import annotations
@@ -20,6 +23,7 @@ from .worker_pool import WorkerProcess
 
 READ_CHUNK = 8 * 1024  # a few milliseconds of frames: the event loop gets a turn between reads
 SPIN_SECONDS = 0.0001
+CHAIN_SECONDS = 0.002  # the longest one turn of the loop serves exchanges back to back
 
 
 class WorkerChannel:
@@ -40,7 +44,10 @@ class WorkerChannel:
         self.reader = frames.FrameReader()
         self.outbox = bytearray()
         self.batch: list[bytes] = []
-        self.spinning = False
+        self.reading = False  # handing on frames: answers made now go out after the read
+        self.spin_asked = False
+        self.spinning_now = False
+        self.spin_seconds = SPIN_SECONDS  # 0: never poll (bench/host_calls.py)
         os.set_blocking(worker.read_fd, False)
         os.set_blocking(worker.write_fd, False)
         loop.add_reader(worker.read_fd, self._on_readable)
@@ -53,6 +60,9 @@ class WorkerChannel:
     def send(self, data: bytes) -> None:
         worker = self.worker
         if worker is None:
+            return
+        if self.batch:
+            self.batch.append(data)  # after the answers already waiting: order is kept
             return
         if self.outbox:
             self.outbox += data
@@ -69,13 +79,14 @@ class WorkerChannel:
 
     def send_soon(self, data: bytes) -> None:
         """Send at the end of this turn of the loop, with the other answers made in it."""
-        if not self.batch:
+        if not self.batch and not self.reading:  # a read sends its batch when it ends
             self.loop.call_soon(self._send_batch)
         self.batch.append(data)
 
     @property
     def batching(self) -> bool:
-        return bool(self.batch)
+        """Answers wait to go together: send yours with them (`send_soon`)."""
+        return self.reading or bool(self.batch)
 
     def _send_batch(self) -> None:
         batch, self.batch = self.batch, []
@@ -101,11 +112,13 @@ class WorkerChannel:
     # ------------------------------------------------------------ reading
     def _on_readable(self) -> None:
         self.read_once()
+        self._spin_if_asked()
 
     def read_once(self) -> bool:
-        """Read and hand on what the worker sent; False when nothing was there."""
+        """Read and hand on what the worker sent; False when nothing was there.
+        Answers made meanwhile leave together when the frames are handed on."""
         worker = self.worker
-        if worker is None:
+        if worker is None or self.reading:
             return False
         try:
             data = os.read(worker.read_fd, READ_CHUNK)
@@ -116,30 +129,49 @@ class WorkerChannel:
         if not data:
             self.on_eof(worker)
             return True
-        for kind, payload in self.reader.feed(data):
-            try:
-                self.on_message(frames.decode(kind, payload))
-            except Exception as exc:  # a bad frame (or a bug) must end the run, never hang it
-                self.on_garbled(exc)
-                return True
-            if self.worker is not worker:
-                return True  # the run ended on this message
+        self.reading = True
+        try:
+            for kind, payload in self.reader.feed(data):
+                try:
+                    self.on_message(frames.decode(kind, payload))
+                except Exception as exc:  # a bad frame (or a bug) must end the run, never hang it
+                    self.on_garbled(exc)
+                    return True
+                if self.worker is not worker:
+                    return True  # the run ended on this message
+        finally:
+            self.reading = False
+            self._send_batch()
         return True
 
-    def spin(self, seconds: float = SPIN_SECONDS) -> None:
-        """Poll for the worker's next message for a moment instead of sleeping."""
+    def spin(self) -> None:
+        """After a lone answer: poll for the worker's next message for a moment
+        instead of sleeping (now, or once the frames being read are handed on)."""
+        self.spin_asked = True
+        if not self.reading:
+            self._spin_if_asked()
+
+    def _spin_if_asked(self) -> None:
         worker = self.worker
-        if worker is None or self.spinning:
+        if self.spinning_now:
             return
-        self.spinning = True
+        self.spinning_now = True
+        self._send_batch()  # what waits to go goes before we wait for the reply
         try:
-            until = time.perf_counter() + seconds
-            while time.perf_counter() < until and self.worker is worker:
-                if self.read_once():
-                    return
-                os.sched_yield()  # on a busy machine, let the worker have this core
+            chain_until = time.perf_counter() + CHAIN_SECONDS
+            while self.spin_asked and self.worker is worker:
+                self.spin_asked = False
+                now = time.perf_counter()
+                until = now + self.spin_seconds
+                if now >= chain_until:
+                    return  # the loop's turn: the next message wakes the reader
+                while time.perf_counter() < until and self.worker is worker:
+                    if self.read_once():
+                        break  # handed on; an answer to it may ask for another spin
+                    os.sched_yield()  # on a busy machine, let the worker have this core
         finally:
-            self.spinning = False
+            self.spin_asked = False
+            self.spinning_now = False
 
     # ------------------------------------------------------------ the end
     def close(self) -> WorkerProcess | None:

@@ -36,6 +36,7 @@ from .host_call import (
     HostErrorInfo,
     ResumeGuard,
     failed,
+    start_call,
 )
 from .host_functions import HostFunction, HostManifest, did_you_mean
 from .limits import Limits, near_memory_limit
@@ -555,10 +556,9 @@ class RunSession:
         ctx = HostFunctionContext(shown, self.logical_run_id, seq, args, self.cancelled, resume)
         entry.args_wire = wire  # kept past the call only if its result makes handles
         self.running += 1
-        task = self.loop.create_task(
-            self._serve(fn, on_handle, ctx, record, entry), context=bind(ctx)
-        )
-        self.tasks[seq] = task
+        task = start_call(self.loop, self._serve(fn, on_handle, ctx, record, entry), bind(ctx))
+        if task is not None:
+            self.tasks[seq] = task
 
     async def _serve(
         self,
@@ -709,11 +709,12 @@ class RunSession:
         if channel is None or not channel.is_open:
             return
         data = frames.settle_frame(answer.seq, answer.ok, answer.mode, answer.body, clock)
-        if self.running > 1 or channel.batching:
+        lone = self.running <= 1
+        if not lone or channel.batching:
             channel.send_soon(data)  # other answers are coming in this turn: send them together
-            return
-        channel.send(data)
-        if not self.replay.waiting:
+        else:
+            channel.send(data)
+        if lone and not self.replay.waiting:
             channel.spin()
 
 

@@ -1,0 +1,97 @@
+"""The per-call path: a host call that finishes at once is answered in the same
+turn of the loop (no task of its own to wait for), yet every host function
+still runs inside its own task, and a run of quick calls never keeps the event
+loop from other work."""
+
+from __future__ import annotations
+
+import asyncio
+
+from run_repl import Limits, run
+
+
+async def test_an_async_host_function_runs_in_its_own_task_from_its_first_line() -> None:
+    seen: list[bool] = []
+
+    async def grouped(x: int) -> int:
+        me = asyncio.current_task()
+        seen.append(me is not None and me is not outer)
+        async with asyncio.timeout(5):
+            async with asyncio.TaskGroup() as group:
+                doubled = group.create_task(asyncio.sleep(0, result=x * 2))
+        return doubled.result()
+
+    def quick(x: int) -> int:
+        return x + 1
+
+    outer = asyncio.current_task()
+    result = await run(
+        "const a = await h.grouped(1);\n"
+        "const b = await Promise.all([h.grouped(2), h.quick(3), h.grouped(4), h.quick(5)]);\n"
+        "return [a, ...b]",
+        {"h": {"grouped": grouped, "quick": quick}},
+    )
+    assert result.status == "ok", result.error
+    assert result.value == [2, 4, 4, 8, 6]
+    assert seen == [True, True, True]
+    assert [c.ok for c in result.calls] == [True] * 5
+
+
+async def test_a_call_that_fails_at_once_and_one_that_fails_later_reach_the_guest() -> None:
+    async def now() -> None:
+        raise ValueError("at once")
+
+    async def later() -> None:
+        await asyncio.sleep(0)
+        raise ValueError("later")
+
+    result = await run(
+        "const out = [];\n"
+        "for (const f of [h.now, h.later]) {\n"
+        "  try { await f(); } catch (e) { out.push(e.code); }\n"
+        "}\n"
+        "return out",
+        {"h": {"now": now, "later": later}},
+    )
+    assert result.value == ["RUN_HOST_FUNCTION_ERROR", "RUN_HOST_FUNCTION_ERROR"]
+    assert [c.error_message for c in result.calls] == ["ValueError: at once", "ValueError: later"]
+
+
+async def test_quick_calls_back_to_back_leave_the_loop_turns_for_other_work() -> None:
+    served: list[int] = []
+    seen_at: set[int] = set()
+    stop = asyncio.Event()
+
+    async def ticker() -> None:
+        while not stop.is_set():
+            seen_at.add(len(served))
+            await asyncio.sleep(0)
+
+    async def f(i: int) -> int:
+        served.append(i)
+        return i
+
+    ticks = asyncio.create_task(ticker())
+    result = await run(
+        "let s = 0; for (let i = 0; i < 2000; i++) s += await h.f(i); return s",
+        {"h": {"f": f}},
+    )
+    stop.set()
+    await ticks
+    assert result.value == sum(range(2000))
+    # The other task ran between calls many times over, not only before and after.
+    assert len({n for n in seen_at if 0 < n < 2000}) >= 3
+
+
+async def test_a_sync_host_function_raising_stop_iteration_fails_its_call() -> None:
+    def first(items: list[int]) -> int:
+        return next(iter(items))  # StopIteration on an empty list
+
+    result = await run(
+        "try { await h.first([]); } catch (e) { return [e.code, await h.first([7])]; }",
+        {"h": {"first": first}},
+        limits=Limits(timeout_ms=10_000),
+    )
+    assert result.status == "ok", result.error
+    assert result.value == ["RUN_HOST_FUNCTION_ERROR", 7]
+    assert "StopIteration" in (result.calls[0].error_message or "")

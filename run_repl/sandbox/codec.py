@@ -189,6 +189,20 @@ class _RefDecoder:
         return value
 
 
+_SCAN = json.JSONDecoder().scan_once
+
+
+def _plain_json(body: str) -> Any:
+    """json.loads, minus its layers for the common case: compact JSON (as
+    JSON.stringify writes it) read in one step; anything else goes the long way
+    (and gets json's own error)."""
+    try:
+        value, end = _SCAN(body, 0)
+    except StopIteration:
+        return json.loads(body)
+    return value if end == len(body) else json.loads(body)
+
+
 def decode(wire: str) -> Any:
     """Decode a wire text made by the guest (or by `encode`)."""
     try:
@@ -200,7 +214,7 @@ def decode(wire: str) -> Any:
 def _decode(wire: str) -> Any:
     mode, body = wire[:1], wire[1:]
     if mode == "J":
-        return json.loads(body)
+        return _plain_json(body)
     if mode == "T":
         return json.loads(body, object_hook=_hook)
     if mode == "R":
@@ -492,8 +506,14 @@ def encode(value: Any, *, max_bytes: int | None = None, handles: HandleTable | N
     instances of @handle classes become handles registered there."""
     t = type(value)
     if t is str or t is bool or value is None or (t is int and -MAX_SAFE <= value <= MAX_SAFE):
-        # Most host results are one plain value: no walk needed.
-        text = _JSON(value)
+        # Most host results are one plain value: no walk needed (and no encoder:
+        # json makes a new one for each value that is not a string).
+        if t is str:
+            text = _JSON(value)
+        elif t is int:
+            text = int.__repr__(value)
+        else:
+            text = "null" if value is None else ("true" if value else "false")
         if max_bytes is not None and len(text) > max_bytes:
             raise HostResultTooLarge(max_bytes, "$")
         return "J" + text

@@ -27,6 +27,7 @@ import sys
 import threading
 import time
 import traceback
+from collections import deque
 from typing import Any
 
 import _quickjs
@@ -218,7 +219,7 @@ class Worker:
         self.probe = probe  # tests only: probe the walls instead of running the snippet
         self.max_value_bytes = 0
         self.reader = frames.FrameReader()
-        self.pending: list[tuple[int, bytes]] = []
+        self.pending: deque[tuple[int, bytes]] = deque()  # a batch of answers, taken in order
         self.finished = False
         self.bridge_error: str | None = None
         self.calls_made = 0
@@ -329,7 +330,7 @@ class Worker:
             if not data:
                 os._exit(0)  # the parent is gone or done with us
             self.pending.extend(self.reader.feed(data))
-        return self.pending.pop(0)
+        return self.pending.popleft()
 
     def fail_from_python(self, code: str, name: str, message: str, **extra: Any) -> None:
         if self.finished:

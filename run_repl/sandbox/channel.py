@@ -45,6 +45,7 @@ class WorkerChannel:
         self.outbox = bytearray()
         self.batch: list[bytes] = []
         self.reading = False  # handing on frames: answers made now go out after the read
+        self.frames_left = 0  # while reading: frames after the one being handed on
         self.spin_asked = False
         self.spinning_now = False
         self.spin_seconds = SPIN_SECONDS  # 0: never poll (bench/host_calls.py)
@@ -131,7 +132,10 @@ class WorkerChannel:
             return True
         self.reading = True
         try:
-            for kind, payload in self.reader.feed(data):
+            received = self.reader.feed(data)
+            self.frames_left = len(received)
+            for kind, payload in received:
+                self.frames_left -= 1  # the frames after this one, read and not yet handed on
                 try:
                     self.on_message(frames.decode(kind, payload))
                 except Exception as exc:  # a bad frame (or a bug) must end the run, never hang it
@@ -141,6 +145,7 @@ class WorkerChannel:
                     return True  # the run ended on this message
         finally:
             self.reading = False
+            self.frames_left = 0
             self._send_batch()
         return True
 

@@ -556,9 +556,18 @@ class RunSession:
         ctx = HostFunctionContext(shown, self.logical_run_id, seq, args, self.cancelled, resume)
         entry.args_wire = wire  # kept past the call only if its result makes handles
         self.running += 1
-        task = start_call(self.loop, self._serve(fn, on_handle, ctx, record, entry), bind(ctx))
-        if task is not None:
-            self.tasks[seq] = task
+        serve = self._serve(fn, on_handle, ctx, record, entry)
+        if self.running == 1 and not self.channel_frames_left():
+            # A lone call (the guest awaits it): answered in this turn if it can be.
+            task = start_call(self.loop, serve, bind(ctx))
+            if task is not None:
+                self.tasks[seq] = task
+        else:
+            # One of many: their tasks start together, and their answers go together.
+            self.tasks[seq] = self.loop.create_task(serve, context=bind(ctx))
+
+    def channel_frames_left(self) -> int:
+        return self.channel.frames_left if self.channel is not None else 0
 
     async def _serve(
         self,

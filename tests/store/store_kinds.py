@@ -13,6 +13,8 @@ from __future__ import annotations
 
 import os
 import secrets
+import subprocess
+from collections.abc import Sequence
 from typing import Any
 
 from run_repl.store import MemoryStore, SqliteStore, Store
@@ -98,3 +100,27 @@ import sys
 sys.path.insert(0, {here!r})
 from store_kinds import open_spec
 """
+
+# What a child process runs where it must act at the same moment as its siblings: it says
+# it is ready (imports done, store open), then waits for the test's word.
+AT_ONCE = """
+print("ready", flush=True)
+sys.stdin.readline()
+"""
+
+
+def release_together(procs: Sequence[subprocess.Popen[str]]) -> None:
+    """Wait until every child (spawned with stdin and stdout pipes, running AT_ONCE) is
+    ready, then let them all go at once: a barrier, where a start time on the clock had to
+    guess how long a loaded machine takes to start them (and made every run wait that long)."""
+    for proc in procs:
+        assert proc.stdout is not None
+        line = proc.stdout.readline()
+        if line.strip() != "ready":
+            proc.wait(timeout=60)
+            stderr = proc.stderr.read() if proc.stderr is not None else ""
+            raise AssertionError(f"a child ended before it was ready: {line!r} {stderr}")
+    for proc in procs:
+        assert proc.stdin is not None
+        proc.stdin.write("go\n")
+        proc.stdin.flush()

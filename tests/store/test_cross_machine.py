@@ -13,12 +13,11 @@ import asyncio
 import json
 import subprocess
 import sys
-import time
 from collections import Counter
 from pathlib import Path
 from types import ModuleType
 
-from store_kinds import CHILD_PRELUDE, open_spec
+from store_kinds import AT_ONCE, CHILD_PRELUDE, open_spec, release_together
 
 from run_repl.store.approval_flow import save_interrupted, store_runner
 
@@ -31,9 +30,11 @@ def child(body: str) -> str:
     return CHILD_PRELUDE.format(here=str(HERE)) + body
 
 
-def spawn(script: str, *args: str) -> subprocess.Popen[str]:
+def spawn(script: str, *args: str, at_once: bool = False) -> subprocess.Popen[str]:
+    """`at_once`: a script with AT_ONCE in it, which waits for release_together's word."""
     return subprocess.Popen(
         [sys.executable, "-c", script, *args],
+        stdin=subprocess.PIPE if at_once else None,
         stdout=subprocess.PIPE,
         stderr=subprocess.PIPE,
         text=True,
@@ -84,15 +85,16 @@ asyncio.run(main())
 
 DECIDER = child(
     """
-import asyncio, json, time
+import asyncio, json
 import bank_host
 from run_repl.store import ApprovalConflict
 from run_repl.store.approval_flow import decide, store_runner
 store = open_spec(sys.argv[1])
 runner = store_runner(store, secret="s" * 40)
-approval_id, approve, name, start = sys.argv[2], sys.argv[3] == "approve", sys.argv[4], float(sys.argv[5])
-while time.time() < start:  # both press their key at the same moment
-    time.sleep(0.0005)
+approval_id, approve, name = sys.argv[2], sys.argv[3] == "approve", sys.argv[4]
+"""
+    + AT_ONCE  # both press their key at the same moment
+    + """
 try:
     result = asyncio.run(decide(store, runner, bank_host.HOSTS, {approval_id: approve}, approver=name))
     print(json.dumps({"name": name, "won": True, "status": result.status}))
@@ -117,9 +119,9 @@ async def test_paused_here_listed_there_approved_and_denied_elsewhere_decides_on
     assert listed["listed"] == [
         [approval_id, "bank.transfer", [250, tag], f'Allow bank.transfer(250, "{tag}")?']
     ]
-    start = str(time.time() + 1.5)
-    approver = spawn(DECIDER, durable_spec, approval_id, "approve", "alice", start)
-    denier = spawn(DECIDER, durable_spec, approval_id, "deny", "bob", start)
+    approver = spawn(DECIDER, durable_spec, approval_id, "approve", "alice", at_once=True)
+    denier = spawn(DECIDER, durable_spec, approval_id, "deny", "bob", at_once=True)
+    release_together([approver, denier])
     answers = {a["name"]: a for a in (*finish(approver), *finish(denier))}
     winners = [name for name, a in answers.items() if a["won"]]
     assert len(winners) == 1, answers  # one decision

@@ -14,7 +14,7 @@ from pathlib import Path
 import psycopg
 import pytest
 from psycopg import sql
-from store_kinds import CHILD_PRELUDE, execute, open_spec, pg_url
+from store_kinds import AT_ONCE, CHILD_PRELUDE, execute, open_spec, pg_url, release_together
 from tcp_proxy import TcpProxy
 
 from run_repl.store import (
@@ -159,26 +159,25 @@ def test_a_failing_migration_leaves_nothing_behind(
 
 MIGRATE_AT_ONCE = (
     CHILD_PRELUDE.format(here=str(HERE))
+    + AT_ONCE
     + """
-import time
-start = float(sys.argv[2])
-while time.time() < start:
-    time.sleep(0.001)
 open_spec(sys.argv[1]).close()
 """
 )
 
 
 def test_machines_opening_a_fresh_schema_at_once_make_it_once(postgres_spec: str) -> None:
-    start = str(time.time() + 1.5)
     procs = [
         subprocess.Popen(
-            [sys.executable, "-c", MIGRATE_AT_ONCE, postgres_spec, start],
+            [sys.executable, "-c", MIGRATE_AT_ONCE, postgres_spec],
+            stdin=subprocess.PIPE,
+            stdout=subprocess.PIPE,
             stderr=subprocess.PIPE,
             text=True,
         )
         for _ in range(4)
     ]
+    release_together(procs)
     for p in procs:
         _, err = p.communicate(timeout=120)
         assert p.returncode == 0, err

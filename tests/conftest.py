@@ -2,6 +2,7 @@ from __future__ import annotations
 
 import importlib.util
 import os
+import shutil
 import sys
 import tempfile
 from pathlib import Path
@@ -9,7 +10,9 @@ from typing import Any
 
 import pytest
 
-STORE_TESTS = Path(__file__).parent / "store"
+TESTS = Path(__file__).parent
+STORE_TESTS = TESTS / "store"
+DEMO_HOST_TESTS = TESTS / "host" / "test_demo_host.py"
 
 
 @pytest.fixture(autouse=True)
@@ -19,6 +22,31 @@ def _isolated_data_dir(
     # No test touches the user's real data or config directories.
     monkeypatch.setenv("RUN_REPL_DATA_DIR", str(tmp_path_factory.mktemp("data")))
     monkeypatch.setenv("RUN_REPL_CONFIG_DIR", str(tmp_path_factory.mktemp("config")))
+
+
+@pytest.fixture(scope="session")
+def _demo_db_template(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """The demo database, built once per test process by the real builder."""
+    from run_repl.host import demo
+
+    path = tmp_path_factory.mktemp("demo-template") / demo.DEMO_DB
+    demo._build(path)
+    return path
+
+
+@pytest.fixture(autouse=True)
+def _demo_db_from_template(request: pytest.FixtureRequest, monkeypatch: pytest.MonkeyPatch) -> None:
+    # Every in-process IDE, line-REPL and CLI test opens the demo host, whose first open
+    # seeds 6,000 rows (~80 ms of CPU, a few hundred times a run). The build is deterministic
+    # (a fixed seed and date: the same bytes each time), so a copy of one built file is the
+    # same file; the copy still goes through open_demo_db's install (temporary file, link
+    # into place). The demo host's own tests keep building it for real.
+    if request.node.path == DEMO_HOST_TESTS:
+        return
+    from run_repl.host import demo
+
+    template: Path = request.getfixturevalue("_demo_db_template")
+    monkeypatch.setattr(demo, "_build", lambda path: shutil.copyfile(template, path))
 
 
 def _runs_store_tests(config: pytest.Config) -> bool:

@@ -88,9 +88,14 @@ def test_no_focus_key_is_an_alt_digit(data_dir: Path) -> None:
     assert not [key for key in keys if key.startswith("alt+") and key[-1].isdigit()]
 
 
+def footer_shows_run_keys(app: RunReplApp) -> bool:
+    return "^⏎/^j/f5 Run" in screen_text(app).splitlines()[-1]
+
+
 async def test_the_footer_shows_every_run_key(app_and_pilot: tuple[RunReplApp, Any]) -> None:
-    app, _ = app_and_pilot
-    assert "^⏎/^j/f5 Run" in screen_text(app).splitlines()[-1]
+    app, pilot = app_and_pilot
+    # The footer fills in once the bindings reach it: a loaded machine paints before that.
+    await until(pilot, lambda: footer_shows_run_keys(app))
 
 
 async def test_the_editor_hint_fits_at_80_columns(data_dir: Path) -> None:
@@ -100,7 +105,7 @@ async def test_the_editor_hint_fits_at_80_columns(data_dir: Path) -> None:
         first = app.editor_tabs.active_editor.document.get_line(0)
         assert "F5" in first and "ctrl+j" in first
         assert first in screen_text(app)
-        assert "^⏎/^j/f5 Run" in screen_text(app).splitlines()[-1]
+        await until(pilot, lambda: footer_shows_run_keys(app))
 
 
 async def test_f5_right_after_typing_runs_the_text_on_the_screen(

@@ -793,9 +793,12 @@ class RunReplApp(App[int]):
         if event.approvals is None:
             return
         self._listed = True
-        self._sync_prompt(event.approvals)
+        try:
+            prompt = self.query_one(ApprovalPrompt)
+        except NoMatches:  # the screen is coming down (the app closing): nothing to show
+            return
+        self._sync_prompt(prompt, event.approvals)
         self.status.approvals = inbox.waiting
-        prompt = self.query_one(ApprovalPrompt)
         inbox.here = prompt.asking
         others = [
             a
@@ -815,9 +818,8 @@ class RunReplApp(App[int]):
             )
         self._refresh_inbox_screen()
 
-    def _sync_prompt(self, approvals: list[PendingApproval]) -> None:
+    def _sync_prompt(self, prompt: ApprovalPrompt, approvals: list[PendingApproval]) -> None:
         """The prompt stops asking what was decided elsewhere (another IDE's inbox, the CLI)."""
-        prompt = self.query_one(ApprovalPrompt)
         if not prompt.queue:
             return
         by_id = {a.id: a for a in approvals}

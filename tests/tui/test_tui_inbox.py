@@ -380,3 +380,17 @@ def test_outcome_lines_say_what_the_resume_did() -> None:
     )
     failed = outcome_lines("approved", approval(), error="Approval int_1 is already denied")
     assert plain(failed[1]) == "  not decided: Approval int_1 is already denied"
+
+
+async def test_a_change_heard_while_the_screen_comes_down_is_dropped(data_dir: Path) -> None:
+    """The watcher can report a change after the prompt is gone (the app closing): the
+    handler drops it instead of raising NoMatches into the app."""
+    from run_repl.tui.messages import ApprovalsChanged
+
+    app = make_app(data_dir)
+    async with app.run_test(size=SIZE) as pilot:
+        await settle(pilot)
+        await app.query_one(ApprovalPrompt).remove()
+        app._approvals_changed(ApprovalsChanged(version=99, approvals=[]))
+        await pilot.pause()
+        assert app.return_code is None and app._exception is None

@@ -12,13 +12,24 @@ import time
 from run_repl import requires_approval
 
 
+def create() -> None:
+    """Make the ledger, in WAL mode (kept by the file), before any process writes to it.
+    Switching a file to WAL takes a lock that does not wait for busy ones: done on
+    each connection, eight racing processes could see "database is locked" at once,
+    and a transfer that failed so would look like an approved call that never ran."""
+    conn = sqlite3.connect(os.environ["BANK_DB"], isolation_level=None)
+    try:
+        conn.execute("PRAGMA journal_mode = WAL")
+        conn.execute("CREATE TABLE IF NOT EXISTS ledger (tag TEXT, what TEXT, amount INTEGER)")
+    finally:
+        conn.close()
+
+
 def _db() -> sqlite3.Connection:
     conn = sqlite3.connect(os.environ["BANK_DB"], timeout=60, isolation_level=None)
     # A row is in the file once its write returns, which is all a killed process needs
-    # (an OS crash is not a story here); WAL lets many approver processes write at once.
-    conn.execute("PRAGMA journal_mode = WAL")
+    # (an OS crash is not a story here); WAL (see create) lets many processes write at once.
     conn.execute("PRAGMA synchronous = OFF")
-    conn.execute("CREATE TABLE IF NOT EXISTS ledger (tag TEXT, what TEXT, amount INTEGER)")
     return conn
 
 

@@ -51,6 +51,7 @@ def bank(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> ModuleType:
     monkeypatch.syspath_prepend(str(HERE))
     import bank_host
 
+    bank_host.create()
     return bank_host
 
 

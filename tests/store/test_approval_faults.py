@@ -184,6 +184,17 @@ def start_approver(spec: str, approval_id: str, name: str = "proc") -> subproces
     )
 
 
+def signal_masks(pid: int) -> str:
+    """The process's blocked, ignored and caught signals (Linux), for a failure's message."""
+    try:
+        status = Path(f"/proc/{pid}/status").read_text()
+    except OSError:
+        return "?"
+    return " ".join(
+        line for line in status.splitlines() if line.startswith(("SigBlk", "SigIgn", "SigCgt"))
+    )
+
+
 def wait_status(spec: str, approval_id: str, status: str, timeout: float = 60) -> None:
     deadline = time.monotonic() + timeout
     store = open_spec(spec)
@@ -256,11 +267,12 @@ async def test_ctrl_c_mid_resume_leaves_it_final_and_the_call_ran_once(
     while not bank.rows("start"):  # the approved call is running
         assert time.monotonic() < deadline and proc.poll() is None
         time.sleep(0.02)
+    masks = signal_masks(proc.pid)
     proc.send_signal(signal.SIGINT)
     time.sleep(0.05)  # the interrupt lands while the call is still held
     bank.release("sigint")
-    _, err = proc.communicate(timeout=60)
-    assert proc.returncode != 0 and "KeyboardInterrupt" in err
+    out, err = proc.communicate(timeout=60)
+    assert proc.returncode != 0 and "KeyboardInterrupt" in err, (proc.returncode, masks, out, err)
     after = store.get_approval(approval.id)
     assert (
         after.status == "unfinished"

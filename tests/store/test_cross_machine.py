@@ -222,7 +222,13 @@ async def test_eight_deciders_racing_over_a_thousand_approvals_decide_each_once(
     for a in everything:
         tag, amount = a.args[1], a.args[0]
         ran = bank.rows(tag=tag).count((tag, amount))
-        assert ran == (1 if a.status == "approved" else 0), (a.id, a.status, ran)  # once
+        assert ran == (1 if a.status == "approved" else 0), (  # once
+            a.id,
+            a.status,
+            ran,
+            a.outcome,
+            a.outcome_code,
+        )
         assert a.decided_by in claimed_ok.get(a.id, set()), a.id  # its decider was told so
         assert a.decision == ("approve" if a.status == "approved" else "deny")
     for tag in sources:

@@ -9,6 +9,8 @@ from typing import Any
 import pytest
 from tui_helpers import SIZE, make_app
 
+from run_repl.present import formats
+from run_repl.tui import approvals_inbox
 from run_repl.tui.app import RunReplApp
 from run_repl.tui.components import approval_prompt
 
@@ -18,6 +20,16 @@ def data_dir(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
     monkeypatch.setenv("RUN_REPL_DATA_DIR", str(tmp_path / "data"))
     monkeypatch.setenv("RUN_REPL_CONFIG_DIR", str(tmp_path / "config"))
     return tmp_path / "data"
+
+
+@pytest.fixture
+def stable(data_dir: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
+    """A data directory for snapshots: durations, sizes and approvals' ages are the only
+    things that differ from one take to the next, so each has one stand-in."""
+    monkeypatch.setattr(formats, "format_ms", lambda ms: "#.# ms")
+    monkeypatch.setattr(formats, "format_bytes", lambda n: "#.# MiB")
+    monkeypatch.setattr(approvals_inbox, "age_text", lambda created, now=None: "# s")
+    return data_dir
 
 
 @pytest.fixture

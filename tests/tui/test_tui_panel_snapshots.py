@@ -10,44 +10,18 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from textual.widgets import DataTable, TextArea
-from tui_helpers import run_to_end, settle, until
+from textual.widgets import DataTable
+from tui_helpers import SIZE, make_app, run_to_end, settle, still, until
 
-from run_repl.present import formats
-from run_repl.tui import app as app_module
-from run_repl.tui import approvals_inbox
 from run_repl.tui.components.approval_prompt import ApprovalPrompt
 from run_repl.tui.components.completion_menu import CompletionMenu
 from run_repl.tui.components.host_catalog import HostCatalog
 from run_repl.tui.screens import approvals as approvals_screen
 from run_repl.tui.screens.approvals import ApprovalsScreen
-from run_repl.workspace import open_workspace
 
-SIZE = (160, 48)
 PUBLISH = (
     "const drafts = await documents.listDrafts()\nreturn await documents.publish(drafts[0].id)"
 )
-
-
-@pytest.fixture
-def stable(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
-    monkeypatch.setenv("RUN_REPL_DATA_DIR", str(tmp_path / "data"))
-    monkeypatch.setenv("RUN_REPL_CONFIG_DIR", str(tmp_path / "config"))
-    # Durations, sizes and ages are the only things that differ from one take to the next.
-    monkeypatch.setattr(formats, "format_ms", lambda ms: "#.# ms")
-    monkeypatch.setattr(formats, "format_bytes", lambda n: "#.# MiB")
-    monkeypatch.setattr(approvals_inbox, "age_text", lambda created, now=None: "# s")
-    return tmp_path / "data"
-
-
-def make_app(data_dir: Path) -> app_module.RunReplApp:
-    return app_module.RunReplApp(open_workspace(None, data_dir_override=str(data_dir)))
-
-
-async def still(pilot: Any) -> None:
-    for area in pilot.app.query(TextArea):
-        area.cursor_blink = False
-    await pilot.pause()
 
 
 async def paused_on_publish(pilot: Any) -> None:

@@ -7,36 +7,9 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
-import pytest
-from textual.widgets import TextArea
-from tui_helpers import run_to_end, settle
+from tui_helpers import SIZE, make_app, run_to_end, settle, still
 
-from run_repl.present import formats
-from run_repl.tui import app as app_module
 from run_repl.tui.components.approval_prompt import ApprovalPrompt
-from run_repl.workspace import open_workspace
-
-SIZE = (160, 48)
-
-
-@pytest.fixture
-def stable(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
-    monkeypatch.setenv("RUN_REPL_DATA_DIR", str(tmp_path / "data"))
-    monkeypatch.setenv("RUN_REPL_CONFIG_DIR", str(tmp_path / "config"))
-    # Durations (status, logs, calls) have one function, sizes another: one patch each.
-    monkeypatch.setattr(formats, "format_ms", lambda ms: "#.# ms")
-    monkeypatch.setattr(formats, "format_bytes", lambda n: "#.# MiB")
-    return tmp_path / "data"
-
-
-def make_app(data_dir: Path) -> app_module.RunReplApp:
-    return app_module.RunReplApp(open_workspace(None, data_dir_override=str(data_dir)))
-
-
-async def still(pilot: Any) -> None:
-    for area in pilot.app.query(TextArea):
-        area.cursor_blink = False
-    await pilot.pause()
 
 
 async def finish(pilot: Any, source: str) -> None:

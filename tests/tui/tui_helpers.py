@@ -7,6 +7,7 @@ from pathlib import Path
 from typing import Any
 
 from textual.app import App
+from textual.widgets import TextArea
 
 from run_repl.tui.app import RunReplApp
 from run_repl.tui.approvals_inbox import WATCH_WORKER
@@ -19,6 +20,13 @@ MESSAGE_ROUNDS = 50  # a key's consequences travel a few queues; this bounds the
 def make_app(data_dir: Path, **kwargs: Any) -> RunReplApp:
     ws = open_workspace(None, data_dir_override=str(data_dir))
     return RunReplApp(ws, **kwargs)
+
+
+async def still(pilot: Any) -> None:
+    """Stop the editors' cursors blinking, so a snapshot is the same each time."""
+    for area in pilot.app.query(TextArea):
+        area.cursor_blink = False
+    await pilot.pause()
 
 
 def screen_text(app: App[Any]) -> str:

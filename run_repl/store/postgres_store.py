@@ -75,6 +75,7 @@ from .records import (
     Queued,
     RunRecord,
     as_read,
+    contains_pattern,
 )
 from .store_error import StoreError
 from .store_url import check_url, mask, scrub
@@ -703,10 +704,7 @@ class PostgresStore(ApprovalClaims):
                 " WHERE source ILIKE %(like)s OR status ILIKE %(like)s"
                 " OR COALESCE(error_code, '') ILIKE %(like)s"
             )
-            q = pg_text(query)
-            args["like"] = (
-                "%" + q.replace("\\", "\\\\").replace("%", "\\%").replace("_", "\\_") + "%"
-            )
+            args["like"] = contains_pattern(pg_text(query))
         text += " ORDER BY started_at DESC LIMIT %(limit)s"
 
         def read(conn: psycopg.Connection) -> list[RunRecord]:

@@ -51,6 +51,12 @@ Decision = Literal["approve", "deny"]
 CallOutcome = Literal["ok", "error", "unknown"]
 
 
+def contains_pattern(text: str) -> str:
+    """A LIKE pattern matching `text` anywhere, its `\\`, `%` and `_` taken literally
+    (with `ESCAPE '\\'`, PostgreSQL's default and SQLite's when asked)."""
+    return "%" + text.replace("\\", "\\\\").replace("%", "\\%").replace("_", "\\_") + "%"
+
+
 def continuation_batch(continuation: str) -> str:
     """The batch key of a continuation: every approval resumed by one token shares it."""
     return "bat_" + hashlib.sha256(continuation.encode("utf-8", "surrogatepass")).hexdigest()[:32]

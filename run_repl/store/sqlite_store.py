@@ -39,7 +39,14 @@ from .budgets import (
     TOUCH_EVERY_S,
 )
 from .json_budget import dumps, fit_envelope
-from .records import FINAL_STATUSES, PendingApproval, RunRecord, as_read, continuation_batch
+from .records import (
+    FINAL_STATUSES,
+    PendingApproval,
+    RunRecord,
+    as_read,
+    contains_pattern,
+    continuation_batch,
+)
 from .store_error import StoreError
 
 T = TypeVar("T")
@@ -579,10 +586,7 @@ class SqliteStore(ApprovalClaims):
                 " WHERE source LIKE :like ESCAPE '\\' OR status LIKE :like ESCAPE '\\'"
                 " OR COALESCE(error_code, '') LIKE :like ESCAPE '\\'"
             )
-            q = _text(query)
-            args["like"] = (
-                "%" + q.replace("\\", "\\\\").replace("%", "\\%").replace("_", "\\_") + "%"
-            )
+            args["like"] = contains_pattern(_text(query))
         sql += " ORDER BY started_at DESC LIMIT :limit"
         return self._read(lambda db: [_run(row) for row in db.execute(sql, args)])
 

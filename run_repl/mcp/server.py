@@ -114,6 +114,7 @@ class RunReplMcp:
         )
         self.watch = ApprovalWatch(ws.store)
         self._said: set[str] = set()
+        self._warned = len(ws.warnings)  # said already, by the command that opened ws
         self.namespaces = list(ws.host.manifest.tree)
         decorated = [p for p, f in ws.host.manifest.functions.items() if f.approval is not None]
         self._policy = ApprovalPolicy.build(ws.runner.approvals, decorated)
@@ -463,8 +464,11 @@ class RunReplMcp:
             print(f"run-repl mcp: {text}", file=sys.stderr, flush=True)
 
     def _log_warnings(self) -> None:
-        while self.ws.warnings:
-            print(f"run-repl mcp: {self.ws.warnings.pop(0)}", file=sys.stderr, flush=True)
+        """The workspace's warnings since the last call (those made before the server
+        started were said by the command that opened the workspace)."""
+        for warning in self.ws.warnings[self._warned :]:
+            print(f"run-repl mcp: {warning}", file=sys.stderr, flush=True)
+        self._warned = len(self.ws.warnings)
 
     async def close(self) -> None:
         await self.watch.close()

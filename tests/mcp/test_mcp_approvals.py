@@ -259,6 +259,8 @@ async def test_an_approval_the_store_could_not_keep_is_said_at_once(data: Path) 
     assert "could NOT be saved" in words and "memory" in words
     assert server.progress == []  # it did not wait
     assert "in-memory store" in server.stderr.read_text()
+    # Said once: at start, not again when the first run ends.
+    assert server.stderr.read_text().count("in-memory store") == 1
 
 
 async def test_a_decision_in_time_gives_the_final_result_even_if_the_resume_outlasts_the_wait(

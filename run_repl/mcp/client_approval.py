@@ -16,13 +16,14 @@ the terminal.
 from __future__ import annotations
 
 import asyncio
-import json
 from typing import Any
 
 import mcp_types as types
 from mcp.server.context import ServerRequestContext
 
+from ..present.approvals import argument_lines
 from ..present.sanitize import safe
+from ..present.styled import plain
 from ..store import ApprovalConflict, PendingApproval, StoreError
 from ..store.approval_flow import approver_name
 from ..workspace import Workspace
@@ -67,10 +68,8 @@ def question(approval: PendingApproval) -> str:
         "",
         f"Call: {approval.path}, {len(args)} argument{'s' if len(args) != 1 else ''}:",
     ]
-    for n, value in enumerate(args, 1):
-        text = json.dumps(value, ensure_ascii=False, indent=2, default=str)
-        lines.append(f"  argument {n} ({len(text):,} characters of JSON):")
-        lines += [f"    {safe(t)}" for t in text.split("\n")]
+    # The present layer's words for arguments: blank runs and invisible characters shown.
+    lines += [safe(plain(part)) for part in argument_lines(approval.args)]
     source = approval.source.split("\n")
     lines += ["", "The snippet:"]
     lines += [f"  {safe(t)}" for t in source[:MAX_SOURCE_LINES]]
@@ -106,7 +105,7 @@ class ClientApprovals:
         self.states: asyncio.Queue[Standing] = asyncio.Queue()
         self.deciding: asyncio.Future[Any] | None = None  # a decision being carried out here
         client = ctx.session.client_params.client_info.name if ctx.session.client_params else None
-        self.approver = approver_name() + (
+        self.approver = approver_name(ws.settings.approvals.name) + (
             f" (via {client})" if client else " (via the MCP client)"
         )
 

@@ -136,3 +136,20 @@ async def test_a_client_that_cannot_be_asked_leaves_it_to_the_terminal(data: Pat
     assert result.structured_content["status"] == "interrupted"
     assert "approval_status" in text_of(result)["error"]
     assert server.stderr.read_text().count("cannot be asked") == 1
+
+
+def test_the_question_shows_hidden_characters_and_blank_runs_as_every_screen_does() -> None:
+    from run_repl.mcp.client_approval import question
+    from run_repl.store import PendingApproval
+
+    hidden = PendingApproval(
+        id="int_1",
+        run_id="run_1",
+        source="return await bank.pay(a, b)",
+        path="bank.pay",
+        args=["to: alice\u200b", "x" + " " * 40 + "to: mallory"],
+        continuation="token",
+    )
+    text = question(hidden)
+    assert "U+200B" in text and "\u200b" not in text
+    assert "40 blanks in a row" in text

@@ -69,7 +69,8 @@ def start_call(
         _leave_task(loop, task)
         if outer is not None:
             _enter_task(loop, outer)
-    return None if eager.finished else task
+    # Ended in that step (returned or raised): no task to keep, as 3.12's eager start.
+    return None if eager.finished or eager.error is not None else task
 
 
 class _EagerStart(Coroutine[Any, Any, None]):
@@ -113,6 +114,12 @@ class _EagerStart(Coroutine[Any, Any, None]):
             self.handed_over = True
             if self.finished or self.error is not None:
                 raise typ if val is None else val
+            if isinstance(self.waiting_on, asyncio.Future):
+                # Cancelled before the task's first step: cancel what the call waits on,
+                # as a task cancels its own waiter (a semaphore's waiter then gives
+                # nothing back); the task gets the CancelledError from it.
+                self.waiting_on.cancel()
+                return self.waiting_on
         return self.coro.throw(typ, val, tb) if val is not None else self.coro.throw(typ)
 
     def close(self) -> None:

@@ -6,8 +6,11 @@ loop from other work."""
 from __future__ import annotations
 
 import asyncio
+import contextlib
+import contextvars
 
 from run_repl import Limits, run
+from run_repl.sandbox.host_call import start_call
 
 
 async def test_an_async_host_function_runs_in_its_own_task_from_its_first_line() -> None:
@@ -95,3 +98,36 @@ async def test_a_sync_host_function_raising_stop_iteration_fails_its_call() -> N
     assert result.status == "ok", result.error
     assert result.value == ["RUN_HOST_FUNCTION_ERROR", 7]
     assert "StopIteration" in (result.calls[0].error_message or "")
+
+
+async def test_a_call_that_finishes_in_its_first_step_needs_no_task() -> None:
+    loop = asyncio.get_running_loop()
+    done: list[int] = []
+
+    async def quick() -> None:
+        done.append(1)
+
+    assert start_call(loop, quick(), contextvars.copy_context()) is None
+    assert done == [1]  # it ran now, not in a later turn
+
+
+async def test_a_call_cancelled_before_its_task_steps_gives_back_what_it_waits_for() -> None:
+    """Cancelled at once (the run's end), a call waiting on a semaphore leaves it as it
+    was: the future it waits on is cancelled, as a task's own waiter would be."""
+    loop = asyncio.get_running_loop()
+    slots = asyncio.Semaphore(1)
+    await slots.acquire()
+
+    async def wants_a_slot() -> None:
+        async with slots:
+            pass
+
+    task = start_call(loop, wants_a_slot(), contextvars.copy_context())
+    assert task is not None
+    task.cancel()
+    with contextlib.suppress(asyncio.CancelledError):
+        await task
+    assert task.cancelled()
+    assert slots._value == 0  # still held by us: the cancelled call took nothing back
+    slots.release()
+    assert slots._value == 1

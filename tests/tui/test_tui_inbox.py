@@ -394,3 +394,25 @@ async def test_a_change_heard_while_the_screen_comes_down_is_dropped(data_dir: P
         app._approvals_changed(ApprovalsChanged(version=99, approvals=[]))
         await pilot.pause()
         assert app.return_code is None and app._exception is None
+
+
+async def test_down_then_y_in_one_burst_decides_nothing(data_dir: Path) -> None:
+    """Keys that arrive together (a paste, a fast typist): `y` right behind `down` meets
+    an approval whose detail was not yet on screen; it waits, as after any change."""
+    from textual import events
+
+    first = await interrupted_elsewhere(data_dir, PUBLISH_FIRST)
+    await interrupted_elsewhere(data_dir, PUBLISH_SECOND)
+    app = make_app(data_dir)
+    async with app.run_test(size=SIZE) as pilot:
+        await listed(app, lambda approvals: len(approvals) == 2)
+        await pilot.press("f6")
+        screen = inbox(app)
+        await until(pilot, lambda: rows(app)[:1] == [first])
+        screen.shown_at -= 3600  # the first has been on screen long enough to decide
+        app.post_message(events.Key("down", None))
+        app.post_message(events.Key("y", "y"))
+        await settle(pilot)
+        assert app.approvals.deciding == set() and app.approvals.outcomes == []
+    assert {a.status for a in app.ws.store.list_approvals()} == {"pending"}
+    assert not published(data_dir, "draft_02")

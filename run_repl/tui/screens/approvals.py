@@ -457,6 +457,9 @@ meant for one approval never decides the next.
 
     def _decidable(self) -> PendingApproval | None:
         """The approval on screen, if keys may decide it now; else a bell and why not."""
+        # The cursor may have moved in this same burst of keys, before its highlight
+        # message showed the new approval: show it now, and its wait starts now.
+        self._show_selected()
         approval = self.current()
         if approval is None:
             self.app.bell()
@@ -483,6 +486,7 @@ meant for one approval never decides the next.
             self._set_confirming(approval.id)
 
     def action_confirm_always(self) -> None:
+        self._show_selected()  # another approval under the cursor drops the question
         approval = self.current()
         if approval is None or self.confirming != approval.id or not self.armed:
             self.app.bell()

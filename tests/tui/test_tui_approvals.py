@@ -160,6 +160,22 @@ async def test_keys_right_after_an_approval_appears_are_ignored(
     assert app.runs.result.error.code == "RUN_APPROVAL_DENIED"
 
 
+async def test_engaging_a_prompt_shown_long_ago_waits_again_before_keys_decide(
+    app_and_pilot: tuple[RunReplApp, Any], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A stray ctrl+o a (or a click) and then typing "and..." meant for the editor: the
+    keys after engaging wait as they do after an approval appears."""
+    monkeypatch.setattr(approval_prompt, "ARM_SECONDS", 3600.0)
+    app, pilot = app_and_pilot
+    prompt = await interrupted(pilot, PUBLISH_FIRST)
+    prompt.shown_at -= 7200  # on screen long enough to be decided
+    await pilot.press("ctrl+o", "a", "n")
+    assert prompt.engaged and prompt.current is not None  # engaged, nothing decided
+    await pilot.press("escape", "f3", "y")
+    await settle(pilot)
+    assert prompt.current is not None and app.runs.result.status == "interrupted"
+
+
 async def test_approving_for_the_session_asks_once_more(data_dir: Path, no_arm_delay: None) -> None:
     messages: list[Any] = []
     app = make_app(data_dir)

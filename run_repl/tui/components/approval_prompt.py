@@ -187,6 +187,10 @@ Quitting leaves pending approvals in the store: `run-repl approvals list`.
         """Take the keys, to decide (F3, the jump overlay, a click)."""
         if self.current is None:
             return
+        if not self.engaged:
+            # Keys typed right after a stray F3, ctrl+o a or click were meant elsewhere:
+            # they wait as after an approval appears.
+            self.shown_at = time.monotonic()
         self.engaged = True
         self.focus()
 

@@ -267,11 +267,13 @@ class _Rows(ApprovalRows):
         if moved:  # moved to a new continuation while we waited: that batch's lock too
             self._lock(moved)
             rows = self._select("id = ANY(%s) ORDER BY id", (ids,))
-        return {r["id"]: _approval(r) for r in rows}
+        # Read by the server's clock (a claim's end is), never this machine's.
+        return {r["id"]: _approval(r, r["server_now"]) for r in rows}
 
     def of_batch(self, batch: str) -> list[PendingApproval]:
         self._lock([batch])
-        return [_approval(r) for r in self._select("batch = %s ORDER BY created_at, id", (batch,))]
+        rows = self._select("batch = %s ORDER BY created_at, id", (batch,))
+        return [_approval(r, r["server_now"]) for r in rows]
 
     def update(self, approvals: Iterable[PendingApproval]) -> None:
         params = [_approval_params(a) for a in approvals]

@@ -432,3 +432,23 @@ def test_what_the_server_says_becomes_one_store_error_that_says_what_to_do(
 
 def password_of_test_server() -> str:
     return (pg_url() or "").split(":")[2].split("@")[0]
+
+
+# ------------------------------------------------------------------ one clock: the server's
+def test_a_machine_whose_clock_runs_ahead_does_not_take_a_live_claim(
+    store_pg: PostgresStore, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Claims end by the server's clock. A machine 1,000 s ahead must still see alice's
+    live claim as hers, and queue bob's decision behind it."""
+    store_pg.add_approvals([approval("int_1"), approval("int_2")])
+    first = store_pg.claim_batch(
+        {"int_1": True}, claim_id="clm_a", claimed_by="alice", decided_by="alice", ttl_s=60
+    )
+    assert isinstance(first, Claim)
+    ahead = time.time() + 1000
+    monkeypatch.setattr("run_repl.store.records.time.time", lambda: ahead)
+    second = store_pg.claim_batch(
+        {"int_2": True}, claim_id="clm_b", claimed_by="bob", decided_by="bob", ttl_s=60
+    )
+    monkeypatch.undo()
+    assert isinstance(second, Queued) and second.held_by == "alice"

@@ -143,8 +143,9 @@ class MemoryStore(ApprovalClaims):
         with self._lock:
             rows = _Rows(self._approvals)
             yield rows
-            self._approvals.update(rows.changes)
-            self._approvals_version += 1
+            if rows.changes:  # an operation that only read changes nothing anyone watches
+                self._approvals.update(rows.changes)
+                self._approvals_version += 1
 
     def approvals_version(self) -> int:
         """A number that grows with every change to the approvals."""

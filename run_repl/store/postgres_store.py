@@ -226,6 +226,7 @@ class _Rows(ApprovalRows):
         self.locked: set[str] = set()
         self._now: float | None = None
         self._prefix = f"{schema}:batch:"
+        self.wrote = False  # an operation that only read changes nothing anyone watches
 
     # A batch's advisory lock key, computed by the server, so every path takes a set of
     # batch locks in one order (by key): two operations on one run never deadlock.
@@ -280,12 +281,14 @@ class _Rows(ApprovalRows):
         if params:
             with self.conn.cursor() as cur:
                 cur.executemany(_APPROVAL_UPDATE, params)
+            self.wrote = True
 
     def insert(self, approvals: Iterable[PendingApproval]) -> None:
         params = [_approval_params(a) for a in approvals]
         if params:
             with self.conn.cursor() as cur:
                 cur.executemany(_APPROVAL_INSERT, params)
+            self.wrote = True
 
     def now(self) -> float:
         """The server's clock as the last locking read saw it (else asked now)."""
@@ -735,7 +738,8 @@ class PostgresStore(ApprovalClaims):
         with self._connection() as conn, conn.transaction():
             rows = _Rows(conn, self.schema)
             yield rows
-            self._bump(conn)
+            if rows.wrote:
+                self._bump(conn)
 
     _BUMP = (
         "WITH bumped AS (UPDATE approval_changes SET version = version + 1 "
@@ -775,7 +779,12 @@ class PostgresStore(ApprovalClaims):
                     if found is not None:
                         return _answer_of(found[0], partial(_in_order, conn))  # type: ignore[no-any-return]
                 first = False
-                answer = work(_Rows(conn, self.schema))
+                rows = _Rows(conn, self.schema)
+                answer = work(rows)
+                if not rows.wrote:
+                    # Only read: nothing to keep for a retry (reading again is as good),
+                    # no change to count, nobody to wake.
+                    return answer
                 # The answer, the change counter and the NOTIFY: one round trip.
                 conn.execute(
                     "WITH recorded AS (INSERT INTO approval_ops (id, answer, done_at) VALUES "

@@ -272,6 +272,7 @@ class _Rows:
 
     def __init__(self, db: sqlite3.Connection) -> None:
         self.db = db
+        self.wrote = False  # an operation that only read changes nothing anyone watches
 
     def by_ids(self, ids: list[str]) -> dict[str, PendingApproval]:
         found: dict[str, PendingApproval] = {}
@@ -291,13 +292,17 @@ class _Rows:
         ]
 
     def update(self, approvals: Iterable[PendingApproval]) -> None:
-        self.db.executemany(_APPROVAL_UPDATE, [_approval_params(a) for a in approvals])
+        params = [_approval_params(a) for a in approvals]
+        self.db.executemany(_APPROVAL_UPDATE, params)
+        self.wrote = self.wrote or bool(params)
 
     def now(self) -> float:
         return time.time()
 
     def insert(self, approvals: Iterable[PendingApproval]) -> None:
-        self.db.executemany(_APPROVAL_INSERT, [_approval_params(a) for a in approvals])
+        params = [_approval_params(a) for a in approvals]
+        self.db.executemany(_APPROVAL_INSERT, params)
+        self.wrote = self.wrote or bool(params)
 
 
 class SqliteStore(ApprovalClaims):
@@ -600,8 +605,10 @@ class SqliteStore(ApprovalClaims):
     @contextmanager
     def _approval_rows(self) -> Iterator[_Rows]:
         with self._tx(durable=True) as db:
-            yield _Rows(db)
-            db.execute("UPDATE approval_changes SET version = version + 1")
+            rows = _Rows(db)
+            yield rows
+            if rows.wrote:
+                db.execute("UPDATE approval_changes SET version = version + 1")
 
     def approvals_version(self) -> int:
         """A number that grows with every change to the approvals (from any process)."""

@@ -30,6 +30,24 @@ def test_each_approval_write_bumps_the_version(store: Store) -> None:
     assert store.approvals_version() > after
 
 
+def test_a_queued_approver_polling_changes_nothing_and_wakes_no_one(store: Store) -> None:
+    """A decision queued behind another approver's resume asks again every 0.2 s: those
+    asks write nothing, so no inbox wakes and no disk syncs for them."""
+    store.add_approvals([approval("int_1"), approval("int_2")])
+    store.claim_batch({"int_1": True}, claim_id="c1", claimed_by="a", decided_by="a", ttl_s=60)
+    queued = store.claim_batch(
+        {"int_2": True}, claim_id="c2", claimed_by="b", decided_by="b", ttl_s=60
+    )
+    assert type(queued).__name__ == "Queued"
+    before = store.approvals_version()
+    for _ in range(3):
+        again = store.claim_batch(
+            {"int_2": True}, claim_id="c2", claimed_by="b", decided_by="b", ttl_s=60, waiting=True
+        )
+        assert type(again).__name__ == "Queued"
+    assert store.approvals_version() == before
+
+
 async def test_a_waiter_wakes_on_a_change_and_times_out_without_one(store: Store) -> None:
     since = store.approvals_version()
     assert await wait_for_approvals_change(store, since, 0.1) == since

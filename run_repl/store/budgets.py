@@ -2,12 +2,38 @@
 
 from __future__ import annotations
 
+from collections.abc import Iterable
+
 DEFAULT_MAX_BYTES = 1 << 30  # 1 GiB of stored values
 DEFAULT_MAX_AGE_S = 30 * 24 * 3600  # 30 days
 DEFAULT_HISTORY_BYTES = 128 << 20  # the runs table, all runs together
 DEFAULT_ENVELOPE_BYTES = 1 << 20  # one run's envelope in the history
 PREVIEW_BYTES = 16 << 10  # what a history listing loads of a larger envelope
 TOUCH_EVERY_S = 60  # eviction goes by last use; this precision spares a write per page
+
+
+def over_budget(
+    oldest_first: Iterable[tuple[str, int]],
+    total: int,
+    budget: int,
+    *,
+    keep: str,
+    already: Iterable[str] = (),
+) -> list[str]:
+    """What else goes so that `total` bytes fit `budget`: entries (key, size), oldest
+    first, never `keep`; those `already` going count as freed, not chosen again."""
+    gone = set(already)
+    chosen: list[str] = []
+    for key, size in oldest_first:
+        if total <= budget:
+            break
+        if key == keep:
+            continue
+        total -= size
+        if key not in gone:
+            chosen.append(key)
+    return chosen
+
 
 __all__ = [
     "DEFAULT_ENVELOPE_BYTES",
@@ -16,4 +42,5 @@ __all__ = [
     "DEFAULT_MAX_BYTES",
     "PREVIEW_BYTES",
     "TOUCH_EVERY_S",
+    "over_budget",
 ]

@@ -12,7 +12,7 @@ from contextlib import contextmanager
 
 from ..sandbox.result_store import MemoryResultStore, StoredItems
 from .approval_claims import ApprovalClaims
-from .budgets import DEFAULT_ENVELOPE_BYTES, DEFAULT_HISTORY_BYTES, PREVIEW_BYTES
+from .budgets import DEFAULT_ENVELOPE_BYTES, DEFAULT_HISTORY_BYTES, PREVIEW_BYTES, over_budget
 from .json_budget import dumps, fit_envelope
 from .records import FINAL_STATUSES, PendingApproval, RunRecord, as_read
 
@@ -104,12 +104,11 @@ class MemoryStore(ApprovalClaims):
         with self._lock:
             self._runs[run.id] = (kept, size)
             total = sum(s for _, s in self._runs.values())
-            for old, s in sorted(self._runs.values(), key=lambda e: e[0].started_at):
-                if total <= self.max_history_bytes:
-                    break
-                if old.id != run.id:
-                    del self._runs[old.id]
-                    total -= s
+            oldest = sorted(self._runs.values(), key=lambda e: e[0].started_at)
+            for gone in over_budget(
+                ((r.id, s) for r, s in oldest), total, self.max_history_bytes, keep=run.id
+            ):
+                del self._runs[gone]
 
     def list_runs(self, limit: int = 50, query: str | None = None) -> list[RunRecord]:
         with self._lock:

@@ -53,6 +53,7 @@ from .budgets import (
     DEFAULT_MAX_BYTES,
     PREVIEW_BYTES,
     TOUCH_EVERY_S,
+    over_budget,
 )
 from .json_budget import dumps, fit_envelope
 from .postgres_listener import ApprovalListener
@@ -560,13 +561,8 @@ class PostgresStore(ApprovalClaims):
         row = conn.execute("SELECT COALESCE(SUM(bytes), 0) FROM results").fetchone()
         total = int(row[0]) if row else 0
         if total > self.max_bytes:
-            for ref, size in conn.execute("SELECT ref, bytes FROM results ORDER BY used_at ASC"):
-                if total <= self.max_bytes:
-                    break
-                if ref == keep or ref in victims:
-                    continue
-                victims.append(ref)
-                total -= size
+            by_use = conn.execute("SELECT ref, bytes FROM results ORDER BY used_at ASC")
+            victims += over_budget(by_use, total, self.max_bytes, keep=keep, already=victims)
         if victims:  # in one order on every machine: two evictions never deadlock
             conn.execute("DELETE FROM results WHERE ref = ANY(%s)", (sorted(victims),))
 
@@ -683,14 +679,8 @@ class PostgresStore(ApprovalClaims):
         total = int(row[0]) if row else 0
         if total <= self.max_history_bytes:
             return
-        victims = []
-        for run_id, size in conn.execute("SELECT id, bytes FROM runs ORDER BY started_at ASC"):
-            if total <= self.max_history_bytes:
-                break
-            if run_id == keep:
-                continue
-            victims.append(run_id)
-            total -= size
+        oldest = conn.execute("SELECT id, bytes FROM runs ORDER BY started_at ASC")
+        victims = over_budget(oldest, total, self.max_history_bytes, keep=keep)
         conn.execute("DELETE FROM runs WHERE id = ANY(%s)", (sorted(victims),))
 
     def history_bytes(self) -> int:

@@ -37,6 +37,7 @@ from .budgets import (
     DEFAULT_MAX_BYTES,
     PREVIEW_BYTES,
     TOUCH_EVERY_S,
+    over_budget,
 )
 from .json_budget import dumps, fit_envelope
 from .records import (
@@ -451,13 +452,8 @@ class SqliteStore(ApprovalClaims):
         ]
         total = db.execute("SELECT COALESCE(SUM(bytes), 0) FROM results").fetchone()[0]
         if total > self.max_bytes:
-            for r in db.execute("SELECT ref, bytes FROM results ORDER BY used_at ASC"):
-                if total <= self.max_bytes:
-                    break
-                if r["ref"] == keep or r["ref"] in victims:
-                    continue
-                victims.append(r["ref"])
-                total -= r["bytes"]
+            by_use = db.execute("SELECT ref, bytes FROM results ORDER BY used_at ASC")
+            victims += over_budget(by_use, total, self.max_bytes, keep=keep, already=victims)
         for ref in victims:
             db.execute("DELETE FROM result_chunks WHERE ref = ?", (ref,))
             db.execute("DELETE FROM results WHERE ref = ?", (ref,))
@@ -565,15 +561,9 @@ class SqliteStore(ApprovalClaims):
         total = db.execute("SELECT COALESCE(SUM(bytes), 0) FROM runs").fetchone()[0]
         if total <= self.max_history_bytes:
             return
-        victims = []
-        for r in db.execute("SELECT id, bytes FROM runs ORDER BY started_at ASC"):
-            if total <= self.max_history_bytes:
-                break
-            if r["id"] == keep:
-                continue
-            victims.append((r["id"],))
-            total -= r["bytes"]
-        db.executemany("DELETE FROM runs WHERE id = ?", victims)
+        oldest = db.execute("SELECT id, bytes FROM runs ORDER BY started_at ASC")
+        victims = over_budget(oldest, total, self.max_history_bytes, keep=keep)
+        db.executemany("DELETE FROM runs WHERE id = ?", [(v,) for v in victims])
 
     def history_bytes(self) -> int:
         """What the history holds, in bytes (what its budget counts)."""

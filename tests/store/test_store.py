@@ -92,6 +92,26 @@ def test_size_budget_evicts_least_recently_used(durable_spec: str) -> None:
         page_of(store, "res_0000000000000002")
 
 
+def test_an_expired_value_counts_as_freed_before_a_live_one_is_evicted(
+    durable_spec: str,
+) -> None:
+    """Over the size budget with an expired value among the least recently used: its
+    going frees its bytes, so no live value goes with it."""
+    store = open_spec(durable_spec, max_bytes=60_000, max_age_s=3600)
+    pad = "x" * 200
+    store.put_items(items_of(100, "res_0000000000000001", pad))  # ~21 KB each
+    store.put_items(items_of(100, "res_0000000000000002", pad))
+    # The first has since expired, and it is the least recently used.
+    execute(
+        durable_spec,
+        f"UPDATE results SET created_at = {time.time() - 7200}, used_at = 0"
+        " WHERE ref = 'res_0000000000000001'",
+    )
+    store.put_items(items_of(100, "res_0000000000000003", pad))
+    assert store.get_items("res_0000000000000002") is not None
+    assert store.get_items("res_0000000000000003") is not None
+
+
 def test_age_limit_expires_values(durable_spec: str) -> None:
     store = open_spec(durable_spec, max_age_s=3600)
     old = items_of(5, "res_000000000000000a")

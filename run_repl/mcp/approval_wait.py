@@ -21,7 +21,7 @@ from __future__ import annotations
 import asyncio
 import json
 from collections.abc import Awaitable, Callable
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from typing import Any, Literal
 
 from ..sandbox.result import RunResult
@@ -50,7 +50,6 @@ class Standing:
     approvals: list[PendingApproval]
     result: RunResult | None = None
     note: str | None = None
-    seen: list[PendingApproval] = field(default_factory=list)  # every approval read on the way
 
     def key(self) -> tuple[Any, ...]:
         """What changes when something a waiting agent should hear about changes."""
@@ -112,14 +111,10 @@ def standing_of_approvals(store: Store, ids: list[str]) -> Standing:
 
 
 def _follow(store: Store, result: RunResult | None, ids: list[str], run_id: str | None) -> Standing:
-    seen: list[PendingApproval] = []
     for _ in range(MAX_STEPS):
         rows = [a for a in (store.get_approval(i) for i in ids) if a is not None]
-        seen += rows
         if not rows:
-            return Standing(
-                "ended", run_id, [], result, "its approvals are no longer in the store", seen
-            )
+            return Standing("ended", run_id, [], result, "its approvals are no longer in the store")
         resumed = [a for a in rows if a.final and a.resumed_run_id]
         still_open = [a for a in rows if not a.final]
         if resumed:
@@ -128,7 +123,7 @@ def _follow(store: Store, result: RunResult | None, ids: list[str], run_id: str 
             following = _result_of(record.envelope) if record is not None else None
             if following is None:
                 if still_open:
-                    return Standing("waiting", run_id, still_open, result, None, seen)
+                    return Standing("waiting", run_id, still_open, result, None)
                 return Standing(
                     "ended",
                     latest.resumed_run_id,
@@ -136,21 +131,20 @@ def _follow(store: Store, result: RunResult | None, ids: list[str], run_id: str 
                     None,
                     f"its run was resumed as {latest.resumed_run_id}, which the history no longer "
                     "holds",
-                    seen,
                 )
             if following.status != "interrupted" or not following.interruptions:
-                return Standing("done", following.run_id, [], following, None, seen)
+                return Standing("done", following.run_id, [], following, None)
             next_ids = _ids(following)
             if following.run_id == run_id and set(next_ids) == set(ids):
                 break  # nothing moved on: do not go round
             result, ids, run_id = following, next_ids, following.run_id
             continue
         if still_open:
-            return Standing("waiting", run_id, still_open, result, None, seen)
+            return Standing("waiting", run_id, still_open, result, None)
         notes = "; ".join(f"{a.id} {describe_state(a)}" for a in rows)
-        return Standing("ended", run_id, rows, result, f"it ended without a result: {notes}", seen)
+        return Standing("ended", run_id, rows, result, f"it ended without a result: {notes}")
     open_rows = [a for a in (store.get_approval(i) for i in ids) if a is not None and not a.final]
-    return Standing("waiting", run_id, open_rows, result, None, seen)
+    return Standing("waiting", run_id, open_rows, result, None)
 
 
 def resuming(state: Standing) -> bool:

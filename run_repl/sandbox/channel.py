@@ -48,7 +48,6 @@ class WorkerChannel:
         self.frames_left = 0  # while reading: frames after the one being handed on
         self.spin_asked = False
         self.spinning_now = False
-        self.spin_seconds = SPIN_SECONDS  # 0: never poll (bench/host_calls.py)
         os.set_blocking(worker.read_fd, False)
         os.set_blocking(worker.write_fd, False)
         loop.add_reader(worker.read_fd, self._on_readable)
@@ -167,7 +166,7 @@ class WorkerChannel:
             while self.spin_asked and self.worker is worker:
                 self.spin_asked = False
                 now = time.perf_counter()
-                until = now + self.spin_seconds
+                until = now + SPIN_SECONDS  # 0: never poll (bench/host_calls.py sets it)
                 if now >= chain_until:
                     return  # the loop's turn: the next message wakes the reader
                 while time.perf_counter() < until and self.worker is worker:

@@ -16,7 +16,6 @@ from __future__ import annotations
 
 import asyncio
 import time
-from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -72,7 +71,6 @@ class InboxRow:
     path: str
     args: str
     """The arguments as the snippet wrote them, whole (a list cuts them to fit)."""
-    message: str
     origin: str
     """Whose run it is: "this IDE" (the run on screen), else the run's id."""
 
@@ -91,7 +89,6 @@ class InboxRow:
             host=approval.host or "-",
             path=approval.path,
             args=formats.args_text(approval.args),
-            message=approval.message,
             origin="this IDE" if approval.id in here else approval.run_id,
         )
 
@@ -197,7 +194,6 @@ class ApprovalsInbox:
     app: App[Any]
     ws: Workspace
     approvals: list[PendingApproval] = field(default_factory=list)
-    version: int = -1
     here: frozenset[str] = frozenset()
     """The approvals the inline prompt asks (the run on this IDE's screen)."""
     deciding: set[str] = field(default_factory=set)
@@ -244,7 +240,6 @@ class ApprovalsInbox:
         else:
             self.problem = None
             self.approvals = event.approvals
-            self.version = event.version
         self.changed.set()
 
     async def next_change(self) -> None:
@@ -346,5 +341,4 @@ class ApprovalsInbox:
         del self.outcomes[:-50]
 
 
-OnDecide = Callable[[PendingApproval, bool, bool], None]
 """What the screen calls to decide: (approval, approved, for the rest of the session)."""

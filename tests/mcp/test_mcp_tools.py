@@ -257,10 +257,12 @@ async def test_an_offset_past_the_end_says_where_the_end_is(data: Path) -> None:
 async def test_guest_text_in_the_words_is_escaped_for_terminals(data: Path) -> None:
     async with mcp_server(data) as server:
         result = await server.call(
-            "run", {"code": 'console.log("a\\u001b[2Jb\\u202e"); "\\u009b31m"'}
+            "run", {"code": 'console.log("a\\u001b[2Jb\\u202e\\u2066"); "\\u009b31m"'}
         )
     text = result.content[0].text
     assert "\x1b" not in text and "\u202e" not in text and "\x9b" not in text
+    # JSON itself writes \x1b as an escape; a bidi isolate it would leave as it is.
+    assert "\u2066" not in text
     assert json.loads(text)["result"] == "\x9b31m"  # the same data, written as escapes
     assert result.structured_content["value"] == "\x9b31m"
 

@@ -99,7 +99,9 @@ def test_a_lone_surrogate_in_guest_text_is_saved(store: Store) -> None:
     kept = store.get_approval("int_1")
     assert kept.args == ["\ud800", {"k": "\udfff"}]  # exactly, as the run will replay them
     assert kept.payload == {"message": "pay \ud800?"}
-    assert kept.message in ("pay \ud800?", "pay \ufffd?")  # text for people: printable
+    # Text for people: a durable store keeps it printable; memory keeps what it was given.
+    printable = "pay \ud800?" if isinstance(store, MemoryStore) else "pay \ufffd?"
+    assert kept.message == printable
 
 
 async def test_an_interrupted_call_with_a_lone_surrogate_is_saved_through_the_engine(

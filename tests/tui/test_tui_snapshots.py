@@ -10,6 +10,8 @@ from typing import Any
 from tui_helpers import SIZE, make_app, run_to_end, settle, still
 
 from run_repl.tui.components.approval_prompt import ApprovalPrompt
+from run_repl.tui.screens.confirm_close import ConfirmClose
+from run_repl.tui.screens.jump import JumpOverlay
 
 
 async def finish(pilot: Any, source: str) -> None:
@@ -57,6 +59,8 @@ def test_approval_engaged(stable: Path, snap_compare: Any) -> None:
     async def run_before(pilot: Any) -> None:
         await finish(pilot, PUBLISH)
         await pilot.press("f3")
+        prompt = pilot.app.query_one(ApprovalPrompt)
+        assert prompt.engaged and pilot.app.focused is prompt
         await still(pilot)
 
     assert snap_compare(make_app(stable), terminal_size=SIZE, run_before=run_before)
@@ -65,6 +69,7 @@ def test_approval_engaged(stable: Path, snap_compare: Any) -> None:
 def test_approval_pending_at_80_columns(stable: Path, snap_compare: Any) -> None:
     async def run_before(pilot: Any) -> None:
         await finish(pilot, PUBLISH)
+        assert pilot.app.query_one(ApprovalPrompt).current is not None
 
     assert snap_compare(make_app(stable), terminal_size=(80, 24), run_before=run_before)
 
@@ -76,6 +81,7 @@ def test_jump_overlay(stable: Path, snap_compare: Any) -> None:
         await still(pilot)
         await pilot.press("ctrl+o")
         await pilot.pause()
+        assert isinstance(pilot.app.screen, JumpOverlay)
 
     assert snap_compare(make_app(stable), terminal_size=SIZE, run_before=run_before)
 
@@ -92,6 +98,7 @@ def test_closing_an_unsaved_buffer_asks(stable: Path, snap_compare: Any) -> None
         await still(pilot)
         await pilot.press("ctrl+n", *"draft", "ctrl+w")
         await pilot.pause()
+        assert isinstance(pilot.app.screen, ConfirmClose)
         await still(pilot)
 
     assert snap_compare(make_app(stable), terminal_size=SIZE, run_before=run_before)

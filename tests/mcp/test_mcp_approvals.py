@@ -248,7 +248,6 @@ async def test_two_calls_waiting_at_once_are_decided_one_by_one(data: Path, gate
 async def test_an_approval_the_store_could_not_keep_is_said_at_once(data: Path) -> None:
     """The store fell back to memory: nobody else can see the approval, so the call
     does not wait for one; it says so, and what to do."""
-    data.mkdir()
     (data / "run-repl.sqlite3").write_bytes(b"this is not a database" * 100)
     async with mcp_server(data, "--approval-wait", "120") as server:
         with anyio.fail_after(LIMIT_S):

@@ -109,7 +109,6 @@ def alive(pid: int) -> bool:
 async def test_a_client_that_disconnects_mid_run_cancels_it(data: Path, gate: Path) -> None:
     """The client dies (SIGKILL: no cancel, no goodbye) while its run is in flight:
     the server sees its stdin close, stops the run, keeps it as aborted, and exits."""
-    data.mkdir()
     client = subprocess.Popen(
         [sys.executable, "-c", CLIENT, str(data), str(gate), GATE_HOST],
         env={**os.environ, "PYTHONPATH": str(Path(__file__).parent)},
@@ -161,7 +160,6 @@ def start_http(
 
 
 async def test_the_same_tools_over_streamable_http(data: Path) -> None:
-    data.mkdir()
     process, url = start_http(data)
     try:
         async with Client(url) as client:
@@ -193,7 +191,6 @@ anyio.run(main, sys.argv[1])
 
 
 async def test_an_http_client_that_disconnects_mid_run_cancels_it(data: Path, gate: Path) -> None:
-    data.mkdir()
     process, url = start_http(data, "--host", GATE_HOST, gate=gate)
     client = subprocess.Popen([sys.executable, "-c", HTTP_CLIENT, url], stderr=subprocess.DEVNULL)
     try:
@@ -210,7 +207,6 @@ async def test_an_http_client_that_disconnects_mid_run_cancels_it(data: Path, ga
 
 
 def test_http_says_when_its_port_is_taken(data: Path) -> None:
-    data.mkdir()
     first, url = start_http(data)
     port = url.rsplit(":", 1)[1].split("/")[0]
     try:
@@ -243,7 +239,8 @@ def test_a_bad_http_address_is_a_usage_error(data: Path, spec: str) -> None:
     assert done.stdout == ""
 
 
-def test_stdio_ends_quietly_when_stdin_closes(data: Path) -> None:
+def test_stdio_ends_quietly_when_stdin_closes(tmp_path: Path) -> None:
+    data = tmp_path / "first"  # a first start: nothing there yet, not even the demo data
     done = subprocess.run(
         [sys.executable, "-m", "run_repl.cli", "mcp", "--data-dir", str(data)],
         input="",
@@ -253,6 +250,7 @@ def test_stdio_ends_quietly_when_stdin_closes(data: Path) -> None:
         env=environment(data),
     )
     assert done.returncode == 0, done.stderr
+    assert (data / "demo.sqlite3").is_file()  # made at start, as the other tests' copy is
     assert done.stdout == ""
     assert "run-repl mcp" in done.stderr and "over stdio" in done.stderr
     assert "Traceback" not in done.stderr

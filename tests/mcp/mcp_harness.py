@@ -3,20 +3,24 @@
     async with mcp_server(data) as server:           # stdio, the demo host
         result = await server.client.call_tool("run", {"code": "1 + 1"})
 
+`in_own_task(mcp_server(data))` is the same server for a fixture that outlives one
+test (pytest-asyncio sets a fixture up and tears it down in two different tasks).
+
 `cli(data, "approvals", "approve", ID)` is a second run-repl process on the same
 data directory (a person deciding in another terminal).
 """
 
 from __future__ import annotations
 
+import asyncio
 import json
 import subprocess
 import sys
 from collections.abc import AsyncIterator
-from contextlib import asynccontextmanager
+from contextlib import AbstractAsyncContextManager, asynccontextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import Any, TypeVar
 
 import anyio
 from mcp import Client, StdioServerParameters
@@ -27,6 +31,8 @@ from run_repl.store import PendingApproval, SqliteStore
 HERE = Path(__file__).parent
 READ_TIMEOUT_S = 240  # a server that never answers fails the test instead of hanging it
 GATE_HOST = str(HERE / "gate_host.py")
+
+T = TypeVar("T")
 
 
 def environment(data: Path, gate: Path | None = None) -> dict[str, str]:
@@ -92,6 +98,29 @@ async def mcp_server(
             read_timeout_seconds=READ_TIMEOUT_S,
         ) as client:
             yield Server(client, data, stderr)
+
+
+@asynccontextmanager
+async def in_own_task(context: AbstractAsyncContextManager[T]) -> AsyncIterator[T]:
+    """Enter `context` in a task of its own and exit it there, whichever tasks come
+    between: anyio's cancel scopes (the client's) must end in the task that began them."""
+    entered: asyncio.Future[T] = asyncio.get_running_loop().create_future()
+    done = asyncio.Event()
+
+    async def hold() -> None:
+        async with context as value:
+            entered.set_result(value)
+            await done.wait()
+
+    task = asyncio.create_task(hold(), name="a shared MCP server")
+    await asyncio.wait([task, entered], return_when=asyncio.FIRST_COMPLETED)
+    if not entered.done():
+        await task  # it failed before it was entered: its exception, here
+    try:
+        yield entered.result()
+    finally:
+        done.set()
+        await task
 
 
 def cli(data: Path, *args: str, gate: Path | None = None) -> subprocess.CompletedProcess[str]:

@@ -1,19 +1,51 @@
-"""The tools as an MCP client sees them: listed, described, run, paged, documented."""
+"""The tools as an MCP client sees them: listed, described, run, paged, documented.
+
+The tests that only call tools share one server (`server`, one per test process):
+each runs its own snippets and reads only what they made. The handshake era and the
+command line's limits need servers of their own."""
 
 from __future__ import annotations
 
 import json
+from collections.abc import AsyncIterator
 from pathlib import Path
 from typing import Any
 
-from mcp_harness import mcp_server, text_of
+import pytest
+import pytest_asyncio
+from conftest import seeded
+from mcp_harness import Server, in_own_task, mcp_server, text_of
+
+# One event loop for the module, as the shared server's client lives in it; the
+# group keeps the tests that share it on one xdist worker, so it starts once.
+pytestmark = pytest.mark.asyncio(loop_scope="module")
+shared = pytest.mark.xdist_group("mcp-tools-server")
+
+
+@pytest_asyncio.fixture(scope="module", loop_scope="module")
+async def server(
+    tmp_path_factory: pytest.TempPathFactory, _demo_db_template: Path
+) -> AsyncIterator[Server]:
+    data = seeded(tmp_path_factory.mktemp("shared") / "data", _demo_db_template)
+    async with in_own_task(mcp_server(data)) as server:
+        yield server
+
+
+def kept(server: Server) -> list[Any]:
+    """Every run in the server's history."""
+    store = server.store()
+    try:
+        return store.list_runs(limit=1_000_000)
+    finally:
+        store.close()
+
 
 BIG = "return Array.from({ length: 1000 }, (_, i) => ({ id: i, name: `item ${i}`, tags: ['a', 'b'] }))"
 
 
-async def test_lists_the_four_tools_with_schemas_written_for_a_model(data: Path) -> None:
-    async with mcp_server(data) as server:
-        listed = await server.client.list_tools()
+@shared
+async def test_lists_the_four_tools_with_schemas_written_for_a_model(server: Server) -> None:
+    listed = await server.client.list_tools()
     tools = {t.name: t for t in listed.tools}
     assert list(tools) == ["run", "expand_result", "docs", "approval_status"]
     run = tools["run"]
@@ -38,67 +70,67 @@ async def test_lists_the_four_tools_with_schemas_written_for_a_model(data: Path)
     assert run.annotations.read_only_hint is False
 
 
-async def test_runs_a_snippet_on_the_demo_host_and_keeps_it_in_history(data: Path) -> None:
+@shared
+async def test_runs_a_snippet_on_the_demo_host_and_keeps_it_in_history(server: Server) -> None:
     source = (
         'const [a, invoices] = await Promise.all([crm.getAccount("acc_0003"), '
         'billing.listInvoices("acc_0003")]);\n'
         'console.log("invoices", invoices.length);\n'
         "return { name: a.name, overdue: invoices.filter((i) => i.status === 'overdue').length }"
     )
-    async with mcp_server(data) as server:
-        result = await server.call("run", {"code": source})
-        envelope = result.structured_content
-        assert result.is_error is False
-        assert envelope["status"] == "ok"
-        assert set(envelope["value"]) == {"name", "overdue"}
-        assert [c["path"] for c in envelope["calls"]] == ["crm.getAccount", "billing.listInvoices"]
-        assert envelope["logs"][0]["text"].startswith("invoices ")
-        assert "continuation" not in envelope
-        words = text_of(result)  # to_tool_output's shape: ok, result, logs
-        assert words["ok"] is True
-        assert words["result"] == envelope["value"]
-        assert words["logs"] == [envelope["logs"][0]["text"]]
-        store = server.store()
-        kept = store.get_run(envelope["run_id"])
-        store.close()
+    result = await server.call("run", {"code": source})
+    envelope = result.structured_content
+    assert result.is_error is False
+    assert envelope["status"] == "ok"
+    assert set(envelope["value"]) == {"name", "overdue"}
+    assert [c["path"] for c in envelope["calls"]] == ["crm.getAccount", "billing.listInvoices"]
+    assert envelope["logs"][0]["text"].startswith("invoices ")
+    assert "continuation" not in envelope
+    words = text_of(result)  # to_tool_output's shape: ok, result, logs
+    assert words["ok"] is True
+    assert words["result"] == envelope["value"]
+    assert words["logs"] == [envelope["logs"][0]["text"]]
+    store = server.store()
+    kept = store.get_run(envelope["run_id"])
+    store.close()
     assert kept is not None and kept.source == source and kept.status == "ok"
 
 
-async def test_a_big_value_comes_as_a_window_and_pages_by_item(data: Path) -> None:
-    async with mcp_server(data) as server:
-        first = await server.call("run", {"code": BIG})
-        envelope = first.structured_content
-        assert "value" not in envelope
-        window = envelope["value_window"]
-        shown, ref = envelope["shown"], envelope["value_ref"]
-        assert envelope["total"] == 1000 and 0 < shown < 1000
-        assert [item["id"] for item in window["items"]] == list(range(shown))
-        words = text_of(first)
-        assert "expand_result" in words["next"] and ref in words["next"]
+@shared
+async def test_a_big_value_comes_as_a_window_and_pages_by_item(server: Server) -> None:
+    first = await server.call("run", {"code": BIG})
+    envelope = first.structured_content
+    assert "value" not in envelope
+    window = envelope["value_window"]
+    shown, ref = envelope["shown"], envelope["value_ref"]
+    assert envelope["total"] == 1000 and 0 < shown < 1000
+    assert [item["id"] for item in window["items"]] == list(range(shown))
+    words = text_of(first)
+    assert "expand_result" in words["next"] and ref in words["next"]
 
-        seen = list(window["items"])
-        offset = shown
-        while True:  # page with the default size: whole items that fit 200 lines
-            page = await server.call("expand_result", {"value_ref": ref, "offset": offset})
-            assert page.is_error is False
-            body = page.structured_content
-            assert body["items"] and body["offset"] == offset and body["total"] == 1000
-            seen += body["items"]
-            if not body["has_more"]:
-                assert "next_offset" not in body
-                break
-            assert body["next_offset"] == offset + len(body["items"])
-            assert str(body["next_offset"]) in text_of(page)["next"]
-            offset = body["next_offset"]
-        assert [item["id"] for item in seen] == list(range(1000))
+    seen = list(window["items"])
+    offset = shown
+    while True:  # page with the default size: whole items that fit 200 lines
+        page = await server.call("expand_result", {"value_ref": ref, "offset": offset})
+        assert page.is_error is False
+        body = page.structured_content
+        assert body["items"] and body["offset"] == offset and body["total"] == 1000
+        seen += body["items"]
+        if not body["has_more"]:
+            assert "next_offset" not in body
+            break
+        assert body["next_offset"] == offset + len(body["items"])
+        assert str(body["next_offset"]) in text_of(page)["next"]
+        offset = body["next_offset"]
+    assert [item["id"] for item in seen] == list(range(1000))
 
-        exact = await server.call("expand_result", {"value_ref": ref, "offset": 990, "limit": 5})
-        assert [i["id"] for i in exact.structured_content["items"]] == [990, 991, 992, 993, 994]
+    exact = await server.call("expand_result", {"value_ref": ref, "offset": 990, "limit": 5})
+    assert [i["id"] for i in exact.structured_content["items"]] == [990, 991, 992, 993, 994]
 
 
-async def test_a_syntax_error_has_its_line_and_column(data: Path) -> None:
-    async with mcp_server(data) as server:
-        result = await server.call("run", {"code": "const a: number = 1;\nconst b = a +;\nb"})
+@shared
+async def test_a_syntax_error_has_its_line_and_column(server: Server) -> None:
+    result = await server.call("run", {"code": "const a: number = 1;\nconst b = a +;\nb"})
     assert result.is_error is True
     error = result.structured_content["error"]
     assert error["code"] == "RUN_SYNTAX_ERROR"
@@ -108,12 +140,12 @@ async def test_a_syntax_error_has_its_line_and_column(data: Path) -> None:
     assert "(line 2, column 14)" in text_of(result)["error"]
 
 
-async def test_docs_give_typescript_declarations_and_the_approvals(data: Path) -> None:
-    async with mcp_server(data) as server:
-        everything = await server.call("docs", {})
-        crm = await server.call("docs", {"path": "crm"})
-        publish = await server.call("docs", {"path": "documents.publish"})
-        wrong = await server.call("docs", {"path": "documnets"})
+@shared
+async def test_docs_give_typescript_declarations_and_the_approvals(server: Server) -> None:
+    everything = await server.call("docs", {})
+    crm = await server.call("docs", {"path": "crm"})
+    publish = await server.call("docs", {"path": "documents.publish"})
+    wrong = await server.call("docs", {"path": "documnets"})
     body = everything.structured_content
     assert body["host"] == "demo"
     functions = {f["path"]: f for f in body["functions"]}
@@ -136,14 +168,14 @@ async def test_docs_give_typescript_declarations_and_the_approvals(data: Path) -
     assert "did you mean documents?" in wrong.structured_content["error"]["message"]
 
 
-async def test_resources_and_the_prompt_carry_the_declarations(data: Path) -> None:
-    async with mcp_server(data) as server:
-        listed = await server.client.list_resources()
-        uris = [str(r.uri) for r in listed.resources]
-        dts = await server.client.read_resource("run-repl://host.d.ts")
-        guide = await server.client.read_resource("run-repl://guide")
-        prompts = await server.client.list_prompts()
-        prompt = await server.client.get_prompt("run-repl-task", {"task": "find overdue invoices"})
+@shared
+async def test_resources_and_the_prompt_carry_the_declarations(server: Server) -> None:
+    listed = await server.client.list_resources()
+    uris = [str(r.uri) for r in listed.resources]
+    dts = await server.client.read_resource("run-repl://host.d.ts")
+    guide = await server.client.read_resource("run-repl://guide")
+    prompts = await server.client.list_prompts()
+    prompt = await server.client.get_prompt("run-repl-task", {"task": "find overdue invoices"})
     assert uris == ["run-repl://host.d.ts", "run-repl://guide"]
     assert "declare namespace crm" in dts.contents[0].text
     assert "Promise.all" in guide.contents[0].text and "```ts" in guide.contents[0].text
@@ -210,41 +242,41 @@ BAD_INPUTS: list[tuple[str, dict[str, Any], str, str | None]] = [
 ]
 
 
-async def test_bad_input_is_a_tool_error_with_a_code_and_a_next_action(data: Path) -> None:
-    async with mcp_server(data) as server:
-        for tool, arguments, code, argument in BAD_INPUTS:
-            case = f"{tool} {str(arguments)[:80]}"
-            result = await server.call(tool, arguments)
-            assert result.is_error is True, case
-            error = result.structured_content["error"]
-            assert error["code"] == code, (case, error)
-            assert error["message"], case
-            [action] = error["next_actions"]
-            assert action["type"] in ("edit_request", "run_again") and action["why"], case
-            if argument is not None:
-                assert action["argument"] == argument, case
-            words = text_of(result)
-            assert words["ok"] is False and code in words["error"], case
-            assert "Next:" in words["error"], case
-        after = await server.call("run", {"code": "1 + 1"})  # the server is still there
-        store = server.store()
-        kept = store.list_runs(limit=100)
-        store.close()
+@shared
+async def test_bad_input_is_a_tool_error_with_a_code_and_a_next_action(server: Server) -> None:
+    before = {r.id for r in kept(server)}  # other tests' runs on the shared server
+    for tool, arguments, code, argument in BAD_INPUTS:
+        case = f"{tool} {str(arguments)[:80]}"
+        result = await server.call(tool, arguments)
+        assert result.is_error is True, case
+        error = result.structured_content["error"]
+        assert error["code"] == code, (case, error)
+        assert error["message"], case
+        [action] = error["next_actions"]
+        assert action["type"] in ("edit_request", "run_again") and action["why"], case
+        if argument is not None:
+            assert action["argument"] == argument, case
+        words = text_of(result)
+        assert words["ok"] is False and code in words["error"], case
+        assert "Next:" in words["error"], case
+    after = await server.call("run", {"code": "1 + 1"})  # the server is still there
+    new = [r for r in kept(server) if r.id not in before]
     assert after.structured_content["value"] == 2
-    assert [r.status for r in kept] == ["ok"]  # refused calls ran nothing, kept nothing
+    # Refused calls ran nothing, kept nothing: the one new run is the last call's.
+    assert [(r.id, r.status) for r in new] == [(after.structured_content["run_id"], "ok")]
 
 
-async def test_an_offset_past_the_end_says_where_the_end_is(data: Path) -> None:
-    async with mcp_server(data) as server:
-        run = await server.call("run", {"code": "[1, 2, 3]"})
-        ref = run.structured_content["value_ref"]
-        last = await server.call("expand_result", {"value_ref": ref, "offset": 2})
-        past = await server.call("expand_result", {"value_ref": ref, "offset": 3})
-        far = await server.call("expand_result", {"value_ref": ref, "offset": 10**15})
-        empty = await server.call("run", {"code": "[]"})
-        none = await server.call(
-            "expand_result", {"value_ref": empty.structured_content["value_ref"], "offset": 0}
-        )
+@shared
+async def test_an_offset_past_the_end_says_where_the_end_is(server: Server) -> None:
+    run = await server.call("run", {"code": "[1, 2, 3]"})
+    ref = run.structured_content["value_ref"]
+    last = await server.call("expand_result", {"value_ref": ref, "offset": 2})
+    past = await server.call("expand_result", {"value_ref": ref, "offset": 3})
+    far = await server.call("expand_result", {"value_ref": ref, "offset": 10**15})
+    empty = await server.call("run", {"code": "[]"})
+    none = await server.call(
+        "expand_result", {"value_ref": empty.structured_content["value_ref"], "offset": 0}
+    )
     assert last.structured_content["items"] == [3]
     for result in (past, far):
         assert result.is_error is True
@@ -254,11 +286,11 @@ async def test_an_offset_past_the_end_says_where_the_end_is(data: Path) -> None:
     assert none.is_error is False and none.structured_content["items"] == []
 
 
-async def test_guest_text_in_the_words_is_escaped_for_terminals(data: Path) -> None:
-    async with mcp_server(data) as server:
-        result = await server.call(
-            "run", {"code": 'console.log("a\\u001b[2Jb\\u202e\\u2066"); "\\u009b31m"'}
-        )
+@shared
+async def test_guest_text_in_the_words_is_escaped_for_terminals(server: Server) -> None:
+    result = await server.call(
+        "run", {"code": 'console.log("a\\u001b[2Jb\\u202e\\u2066"); "\\u009b31m"'}
+    )
     text = result.content[0].text
     assert "\x1b" not in text and "\u202e" not in text and "\x9b" not in text
     # JSON itself writes \x1b as an escape; a bidi isolate it would leave as it is.

@@ -102,7 +102,7 @@ async def test_a_denial_reaches_the_snippet(data: Path) -> None:
 
 
 async def test_the_wait_runs_out_and_approval_status_has_the_final_result(data: Path) -> None:
-    async with mcp_server(data, "--approval-wait", "0.5") as server:
+    async with mcp_server(data, "--approval-wait", "0.1") as server:
         paused = await server.call("run", {"code": PUBLISH})
         envelope = paused.structured_content
         assert paused.is_error is False

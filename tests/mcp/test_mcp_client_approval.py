@@ -131,7 +131,7 @@ async def test_the_terminal_deciding_first_withdraws_the_question(data: Path) ->
 async def test_a_client_that_cannot_be_asked_leaves_it_to_the_terminal(data: Path) -> None:
     """The 2026-07-28 protocol has no server-to-client requests: nobody is asked there."""
     person = Person("approve")
-    server, result = await run_asking(data, person, "--approval-wait", "0.2", mode="auto")
+    server, result = await run_asking(data, person, "--approval-wait", "0.1", mode="auto")
     assert person.questions == []
     assert result.structured_content["status"] == "interrupted"
     assert "approval_status" in text_of(result)["error"]

@@ -490,6 +490,13 @@ async def serve_stdio(app: RunReplMcp) -> None:
             real_stdout.flush()
             sys.stdout = sys.stderr
             await server.run(read, write, server.create_initialization_options())
+    except BaseExceptionGroup as group:
+        _, rest = group.split(BrokenPipeError)
+        if rest is not None:
+            raise
+        # The client died while an answer was on its way (its run is stopped and kept
+        # by then): the command's quiet broken-pipe ending, as `| head` ends a listing.
+        raise BrokenPipeError from None
     finally:
         sys.stdout = real_stdout
         await app.close()

@@ -16,6 +16,7 @@ the terminal.
 from __future__ import annotations
 
 import asyncio
+import contextlib
 from typing import Any
 
 import mcp_types as types
@@ -24,8 +25,7 @@ from mcp.server.context import ServerRequestContext
 from ..present.approvals import argument_lines
 from ..present.sanitize import safe
 from ..present.styled import plain
-from ..store import ApprovalConflict, PendingApproval, StoreError
-from ..store.approval_flow import approver_name
+from ..store import ApprovalConflict, ApprovalRefused, PendingApproval, StoreError
 from ..workspace import Workspace
 from .approval_wait import Standing
 
@@ -105,9 +105,10 @@ class ClientApprovals:
         self.states: asyncio.Queue[Standing] = asyncio.Queue()
         self.deciding: asyncio.Future[Any] | None = None  # a decision being carried out here
         client = ctx.session.client_params.client_info.name if ctx.session.client_params else None
-        self.approver = approver_name(ws.settings.approvals.name) + (
-            f" (via {client})" if client else " (via the MCP client)"
-        )
+        # The policy judges the person (the settings' name); the audit also keeps the
+        # channel their answer came through.
+        self.via = client or "the MCP client"
+        self.refused: list[str] = []  # decisions the approvals policy refused, as said
 
     def heard(self, state: Standing) -> None:
         """The waiting call's latest reading of the run (what to ask about next)."""
@@ -136,13 +137,19 @@ class ClientApprovals:
     async def _decide(self, approval_id: str, answer: bool) -> None:
         # The resume runs to its end even if this call ends meanwhile (a resume cut
         # short leaves its approvals unfinished): its own task, awaited through a shield.
-        self.deciding = asyncio.ensure_future(
-            self.ws.decide({approval_id: answer}, approver=self.approver)
-        )
+        self.deciding = asyncio.ensure_future(self.ws.decide({approval_id: answer}, via=self.via))
         try:
             await asyncio.shield(self.deciding)
+        except ApprovalRefused as exc:
+            # Nothing was recorded: the call's answer says why (the approval still waits
+            # for someone the policy names), and so does the client's log now.
+            self.refused.append(str(exc))
+            with contextlib.suppress(Exception):
+                await self.ctx.session.send_log_message(
+                    "warning", str(exc), related_request_id=self.ctx.request_id
+                )
         except (ApprovalConflict, StoreError, KeyError):
-            pass  # decided elsewhere first, or refused: the waiting call reads where it stands
+            pass  # decided elsewhere first: the waiting call reads where it stands
 
     async def settled(self) -> None:
         """Wait until a decision being carried out here has finished (its resume included)."""

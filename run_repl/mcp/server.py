@@ -196,8 +196,9 @@ class RunReplMcp:
             sentence, action = not_saved_words(reason)
             return run_reply(result, paused_next=sentence, paused_action=action)
         start = partial(standing, self.ws.store, result)
+        refused: list[str] = []
         if self.options.approve_via == "client" and can_ask(ctx):
-            state = await self._wait_asking_client(ctx, start)
+            state = await self._wait_asking_client(ctx, start, refused)
         else:
             if self.options.approve_via == "client":
                 self._say_once(
@@ -206,12 +207,16 @@ class RunReplMcp:
                     "its approvals are decided in run-repl"
                 )
             state = await self._wait(ctx, start, self.options.approval_wait_s)
-        return self._after_wait(state, result)
+        return self._after_wait(state, result, refused)
 
-    async def _wait_asking_client(self, ctx: ServerRequestContext[Any], start: Any) -> Standing:
+    async def _wait_asking_client(
+        self, ctx: ServerRequestContext[Any], start: Any, refused: list[str]
+    ) -> Standing:
         """Wait as usual while the client's user is asked too; a decision they made is
-        carried out to its end before the call answers."""
+        carried out to its end before the call answers. What the approvals policy
+        refused is added to `refused`."""
         asker = ClientApprovals(self.ws, ctx)
+        asker.refused = refused
         async with anyio.create_task_group() as tg:
             tg.start_soon(asker.ask_while_waiting)
             state = await self._wait(ctx, start, self.options.approval_wait_s, also=asker.heard)
@@ -274,7 +279,9 @@ class RunReplMcp:
             self.watch, start, wait_s, report, heartbeat_s=HEARTBEAT_S, resuming_grace_s=grace
         )
 
-    def _after_wait(self, state: Standing, first: RunResult) -> types.CallToolResult:
+    def _after_wait(
+        self, state: Standing, first: RunResult, refused: list[str] | None = None
+    ) -> types.CallToolResult:
         if state.status == "done" and state.result is not None:
             return run_reply(state.result)
         if state.status == "ended":
@@ -288,6 +295,8 @@ class RunReplMcp:
             self.options.approval_wait_s,
             self.ws.approve_command,
         )
+        if refused:
+            sentence = " ".join(["The client's answer was not recorded:", *refused, sentence])
         return run_reply(latest, paused_next=sentence, paused_action=action)
 
     # ------------------------------------------------------------------ expand_result

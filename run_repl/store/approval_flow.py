@@ -325,6 +325,7 @@ async def resolve(
     decisions: Mapping[str, Any],
     *,
     approver: str | None = None,
+    via: str | None = None,
     deciders: Deciders | Mapping[str, Any] | None = None,
     on_queued: Callable[[Queued], Any] | None = None,
     poll_s: float = POLL_S,
@@ -333,8 +334,9 @@ async def resolve(
     """Decide these approvals (True approves, anything else denies) and resume their run.
 
     `approver`: the name the audit keeps (default: RUN_REPL_APPROVER, else the OS
-    user); `deciders`: who may decide which namespace's approvals (see
-    approval_policy). Raises ApprovalRefused (an ApprovalConflict) if the policy
+    user); `via`: the channel the decision came through (an MCP client), kept in the
+    audit beside the name while the policy judges the name; `deciders`: who may
+    decide which namespace's approvals (see approval_policy). Raises ApprovalRefused (an ApprovalConflict) if the policy
     names other people, ApprovalConflict if one was already decided by someone
     else (ApprovalStuck if its run's resume never finished), KeyError for an
     unknown id, ValueError if they belong to different runs, StoreError if the
@@ -350,6 +352,7 @@ async def resolve(
             if found is None:
                 raise KeyError(i)
         policy.check(name, [a for a in asked if a is not None])
+    decided_by = f"{name} (via {via})" if via else name
     claimed_by = f"{name}@{socket.gethostname()} pid {os.getpid()}"
     claim_id = "clm_" + secrets.token_hex(8)
     ttl = claim_ttl(runner, run_kwargs)
@@ -360,7 +363,7 @@ async def resolve(
             wanted,
             claim_id=claim_id,
             claimed_by=claimed_by,
-            decided_by=name,
+            decided_by=decided_by,
             ttl_s=ttl,
             waiting=waiting,
         )
@@ -412,6 +415,7 @@ async def decide(
     decisions: Mapping[str, Any],
     *,
     approver: str | None = None,
+    via: str | None = None,
     deciders: Deciders | Mapping[str, Any] | None = None,
     warnings: list[str] | None = None,
     on_queued: Callable[[Queued], Any] | None = None,
@@ -425,6 +429,7 @@ async def decide(
         host_functions,
         decisions,
         approver=approver,
+        via=via,
         deciders=deciders,
         on_queued=on_queued,
         **run_kwargs,

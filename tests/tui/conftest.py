@@ -7,12 +7,48 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+import textual._wait
+import textual.screen
+from textual.css.model import RuleSet
+from textual.css.stylesheet import Stylesheet
 from tui_helpers import SIZE, make_app
 
 from run_repl.present import formats
 from run_repl.tui import approvals_inbox
 from run_repl.tui.app import RunReplApp
 from run_repl.tui.components import approval_prompt
+
+# Pilot waits for "idle" after every key: it sleeps SLEEP_GRANULARITY (20 ms) and calls
+# the process idle if it used under SLEEP_IDLE (1 ms) of CPU meanwhile, else sleeps
+# again. A screen repaints at most every UPDATE_PERIOD (1/60 s), so a window must
+# outlast a repaint; and an idle IDE still polls the store and flushes logs every
+# 50 ms, which failed many 5 % windows. Tests type hundreds of keys, so these sleeps
+# were half their time. Repaints every 1 ms, and 4 ms windows in which the process
+# used under a quarter of a core, say the same thing sooner (the tests wait on the
+# states they check, never on the clock).
+textual.screen.UPDATE_PERIOD = 0.001
+textual._wait.SLEEP_GRANULARITY = 0.004
+textual._wait.SLEEP_IDLE = 0.001
+
+# Every app parses the same CSS (its own and every widget's) for the same theme again,
+# about a fifth of starting one. Parsing is a function of the text and the theme's
+# variables, so one cache per test process serves every app (Textual keeps one per
+# stylesheet; the parsed rules are only read).
+_parsed: dict[tuple[Any, ...], list[RuleSet]] = {}
+_parse_rules = Stylesheet._parse_rules
+
+
+def _parse_rules_once(
+    self: Stylesheet, css: str, read_from: Any, *args: Any, **kw: Any
+) -> list[RuleSet]:
+    key = (css, read_from, args, tuple(sorted(kw.items())), frozenset(self._variables.items()))
+    rules = _parsed.get(key)
+    if rules is None:
+        rules = _parsed[key] = _parse_rules(self, css, read_from, *args, **kw)
+    return rules
+
+
+Stylesheet._parse_rules = _parse_rules_once  # type: ignore[method-assign]
 
 
 @pytest.fixture

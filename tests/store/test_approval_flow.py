@@ -9,6 +9,7 @@ from types import ModuleType
 from typing import Any
 
 import pytest
+from held_pool import HeldPool
 
 from run_repl import Limits
 from run_repl.sandbox.errors import ErrorCode
@@ -19,6 +20,10 @@ from run_repl.store import ApprovalConflict, Queued, Store
 from run_repl.store.approval_flow import CLAIM_GRACE_S, claim_ttl, decide, resolve, store_runner
 
 SECRET = "s" * 40
+# How long a transfer is held at most: a test holds one while it acts (or another approver
+# comes), then releases it (bank.release). A hold of 0.3 or 0.5 s was a window the test had
+# to act in, and every run waited it out; this one only bounds how long a failing test waits.
+HELD = 10
 
 
 class RaisingAfterRun(Runner):
@@ -132,12 +137,14 @@ async def test_run_busy_on_resume_leaves_it_pending_and_the_same_decision_works_
     one = store_runner(store, secret=SECRET, max_runs_in_flight=1)
     [approval] = await pause("return await bank.transfer(1, 'busy')")
     gate = asyncio.Event()
+    holding = asyncio.Event()
 
     async def hold() -> None:
+        holding.set()
         await gate.wait()
 
     hog = asyncio.create_task(one.run("return await app.hold()", {"app": {"hold": hold}}))
-    await asyncio.sleep(0.3)
+    await holding.wait()  # the runner's one run is taken
     busy = await decide(store, one, bank.HOSTS, {approval.id: True})
     assert busy.error is not None and busy.error.code == "RUN_BUSY"
     after = store.get_approval(approval.id)
@@ -161,8 +168,11 @@ async def test_run_busy_on_resume_leaves_it_pending_and_the_same_decision_works_
             "RUN_MEMORY_EXCEEDED",
         ),
         (
-            "let s = 0; for (let i = 0; i < 3e7; i++) s += i",
-            Limits(timeout_ms=100),
+            # A third of a second of work on this machine against a 30 ms deadline: the
+            # margin of the second against 100 ms this had, at a third of the cost (the
+            # pause and the retry run it too).
+            "let s = 0; for (let i = 0; i < 1e7; i++) s += i",
+            Limits(timeout_ms=30),
             "RUN_TIMEOUT",
         ),
     ],
@@ -188,32 +198,38 @@ async def test_a_resume_that_fails_during_replay_runs_nothing_and_can_be_retried
 async def test_cancelled_after_the_guard_is_final_never_pending(
     store: Store, runner: Runner, bank: ModuleType, pause: Any
 ) -> None:
-    [approval] = await pause("return await bank.transfer(7, 'ctrl-c', 0.5)")
+    [approval] = await pause(f"return await bank.transfer(7, 'ctrl-c', {HELD})")
     task = asyncio.create_task(decide(store, runner, bank.HOSTS, {approval.id: True}))
-    await wait_for(lambda: bank.rows("start") != [])  # the approved call is running
+    await wait_for(lambda: bank.rows("start") != [])  # the approved call is running (held)
     task.cancel()
     with pytest.raises(asyncio.CancelledError):
         await task
     after = store.get_approval(approval.id)
     assert after.status == "unfinished"  # redteam H1: it went back to pending and ran again
+    bank.release("ctrl-c")
     await wait_for(lambda: bank.rows() != [])  # the sync call finishes on its thread
     with pytest.raises(ApprovalConflict):
         await decide(store, runner, bank.HOSTS, {approval.id: True})
-    await asyncio.sleep(0.6)
+    # Started once, and done once: a second run of it would have left a second start row.
+    assert bank.rows("start") == [("ctrl-c", 7)]
     assert bank.rows() == [("ctrl-c", 7)]
 
 
 async def test_cancelled_before_the_guard_releases_it(
     store: Store, runner: Runner, bank: ModuleType, pause: Any
 ) -> None:
-    [approval] = await pause(
-        "let s = 0; for (let i = 0; i < 3e7; i++) s += i\nreturn await bank.transfer(8, 'early')"
-    )
-    task = asyncio.create_task(decide(store, runner, bank.HOSTS, {approval.id: True}))
-    await wait_for(lambda: store.get_approval(approval.id).status == "claimed")
-    task.cancel()
-    with pytest.raises(asyncio.CancelledError):
-        await task
+    [approval] = await pause("return await bank.transfer(8, 'early')")
+    held = HeldPool()  # the resume's worker stops before it gets to the approved call
+    try:
+        stopped = Runner(secret=SECRET, store=store, continuation_store=store, pool=held)
+        task = asyncio.create_task(decide(store, stopped, bank.HOSTS, {approval.id: True}))
+        await wait_for(lambda: held.held != [])  # claimed, and its run under way
+        assert store.get_approval(approval.id).status == "claimed"
+        task.cancel()
+        with pytest.raises(asyncio.CancelledError):
+            await task
+    finally:
+        held.close()
     after = store.get_approval(approval.id)
     assert after.status == "pending" and after.decision is None
     assert "before anything ran" in (after.note or "")
@@ -269,12 +285,17 @@ TWO = (
 async def test_two_approvers_of_one_run_both_apply_and_the_run_completes(
     store: Store, runner: Runner, bank: ModuleType, pause: Any
 ) -> None:
-    a, b = await pause(TWO.format(delay=0.3))
+    a, b = await pause(TWO.format(delay=HELD))
     first = asyncio.create_task(decide(store, runner, bank.HOSTS, {a.id: True}, approver="alice"))
     await wait_for(lambda: store.get_approval(a.id).status == "executing")
     told: list[Queued] = []
+
+    def queued(behind: Queued) -> None:
+        told.append(behind)
+        bank.release("pair")  # bob waits behind alice's call: now let it finish
+
     second = await resolve(
-        store, runner, bank.HOSTS, {b.id: True}, approver="bob", on_queued=told.append
+        store, runner, bank.HOSTS, {b.id: True}, approver="bob", on_queued=queued
     )
     done = await first
     assert done.status == "ok" and done.value == [1, 2]  # alice's flow carried bob's on
@@ -290,7 +311,7 @@ async def test_two_approvers_of_one_run_both_apply_and_the_run_completes(
 async def test_a_queued_decision_outlives_its_approver(
     store: Store, runner: Runner, bank: ModuleType, pause: Any
 ) -> None:
-    a, b = await pause(TWO.format(delay=0.3))
+    a, b = await pause(TWO.format(delay=HELD))
     first = asyncio.create_task(decide(store, runner, bank.HOSTS, {a.id: True}, approver="alice"))
     await wait_for(lambda: store.get_approval(a.id).status == "executing")
     bob = asyncio.create_task(decide(store, runner, bank.HOSTS, {b.id: True}, approver="bob"))
@@ -298,6 +319,7 @@ async def test_a_queued_decision_outlives_its_approver(
     bob.cancel()  # bob gives up waiting: his decision stays recorded
     with pytest.raises(asyncio.CancelledError):
         await bob
+    bank.release("pair")  # alice's call, held until bob had come and gone
     assert (await first).status == "ok"
     assert store.get_approval(b.id).status == "approved"
     assert bank.rows("done") == [("pair", 0)]
@@ -343,13 +365,22 @@ async def test_a_busy_runner_for_a_queued_decision_leaves_it_to_its_own_flow(
 ) -> None:
     # bench/approvals.py found it: alice got RUN_BUSY back (and retried into a conflict)
     # although her own decision had been carried out; bob's must not be lost either.
-    a, b = await pause(TWO.format(delay=0.3))
+    a, b = await pause(TWO.format(delay=HELD))
     alice_runner = made(BusyOnSecondRun, store)
     alice = asyncio.create_task(
         decide(store, alice_runner, bank.HOSTS, {a.id: True}, approver="alice")
     )
     await wait_for(lambda: store.get_approval(a.id).status == "executing")
-    bob = asyncio.create_task(decide(store, runner, bank.HOSTS, {b.id: True}, approver="bob"))
+    bob = asyncio.create_task(
+        decide(
+            store,
+            runner,
+            bank.HOSTS,
+            {b.id: True},
+            approver="bob",
+            on_queued=lambda _: bank.release("pair"),  # queued behind alice's call: let it end
+        )
+    )
     mine = await alice
     assert mine.status == "interrupted"  # her resume, not the busy one after it
     assert store.get_approval(a.id).status == "approved"
@@ -368,7 +399,7 @@ def test_a_claim_outlasts_the_resumed_run_and_its_grace() -> None:
 async def test_the_claim_says_who_and_until_when(
     store: Store, runner: Runner, bank: ModuleType, pause: Any
 ) -> None:
-    [approval] = await pause("return await bank.transfer(1, 'who', 0.3)")
+    [approval] = await pause(f"return await bank.transfer(1, 'who', {HELD})")
     task = asyncio.create_task(
         decide(store, runner, bank.HOSTS, {approval.id: True}, approver="al")
     )
@@ -377,4 +408,5 @@ async def test_the_claim_says_who_and_until_when(
     assert held.claimed_by.startswith("al@") and f"pid {os.getpid()}" in held.claimed_by
     assert held.claim_expires_at - held.claimed_at == pytest.approx(claim_ttl(runner, {}))
     assert held.decided_by == "al" and held.executing_at >= held.claimed_at
-    await task
+    bank.release("who")
+    assert (await task).status == "ok"

@@ -4,6 +4,7 @@
         url = proxy.url(server_url)         # the same URL, through the proxy
         proxy.cut()                         # every connection dies; new ones are refused
         proxy.restore()                     # the server is back
+        proxy.cut(back_after_refusal=True)  # back as soon as one new connection was refused
         proxy.drop_at(b"COMMIT", deliver=True)   # the next COMMIT reaches the server,
                                                  # its answer never comes back
 
@@ -29,6 +30,8 @@ class TcpProxy:
         self._pairs: dict[socket.socket, socket.socket] = {}  # each side -> the other
         self._client_side: set[socket.socket] = set()
         self._refusing = False
+        self._back_after_refusal = False
+        self.refusals = 0  # connections refused while cut
         self._armed: tuple[bytes, bool] | None = None
         self._swallow: set[socket.socket] = set()  # server sides whose next answer is dropped
         self.fired = threading.Event()
@@ -49,16 +52,20 @@ class TcpProxy:
         return urlunsplit(parts._replace(netloc=f"{auth}127.0.0.1:{self.port}"))
 
     # ---------------------------------------------------------------- what a test does
-    def cut(self) -> None:
-        """Every open connection dies now, and new ones are refused until `restore`."""
+    def cut(self, *, back_after_refusal: bool = False) -> None:
+        """Every open connection dies now, and new ones are refused until `restore`; with
+        `back_after_refusal`, until one has been refused: the server is back once a client
+        has met the outage, where a timer had to guess how long a loaded machine takes to
+        get there (and made every run wait that long)."""
         with self._lock:
             self._refusing = True
+            self._back_after_refusal = back_after_refusal
             self._close_all()
         self._wake()
 
     def restore(self) -> None:
         with self._lock:
-            self._refusing = False
+            self._refusing = self._back_after_refusal = False
         self._wake()
 
     def drop_at(self, marker: bytes, *, deliver: bool) -> None:
@@ -118,6 +125,9 @@ class TcpProxy:
         with self._lock:
             if self._refusing:
                 client.close()
+                self.refusals += 1
+                if self._back_after_refusal:
+                    self._refusing = self._back_after_refusal = False
                 return
         try:
             server = socket.create_connection(self.target, timeout=5)

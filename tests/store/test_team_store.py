@@ -6,7 +6,6 @@ from __future__ import annotations
 
 import json
 import os
-import threading
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from pathlib import Path
@@ -20,7 +19,7 @@ from tcp_proxy import TcpProxy
 from run_repl.cli import main
 from run_repl.config import Settings
 from run_repl.host.loader import load_host
-from run_repl.store import ApprovalRefused, Deciders, PendingApproval, Store
+from run_repl.store import ApprovalRefused, Deciders, PendingApproval, Store, postgres_store
 from run_repl.store.approval_flow import resolve, store_runner
 from run_repl.store.postgres_store import PostgresStore
 from run_repl.workspace import Workspace
@@ -182,27 +181,26 @@ def test_a_password_in_a_config_file_others_can_read_is_not_used(
 
 
 class _Outage:
-    """A host function that takes the store's server away while the run goes on."""
+    """A host function that takes the store's server away while the run goes on (until
+    the store has met the outage once, if it `comes_back`)."""
 
-    def __init__(self, proxy: TcpProxy, back_after_s: float | None) -> None:
+    def __init__(self, proxy: TcpProxy, comes_back: bool) -> None:
         self.proxy = proxy
-        self.back_after_s = back_after_s
+        self.comes_back = comes_back
 
     def __call__(self) -> str:
-        self.proxy.cut()
-        if self.back_after_s is not None:
-            threading.Timer(self.back_after_s, self.proxy.restore).start()
+        self.proxy.cut(back_after_refusal=self.comes_back)
         return "cut"
 
 
 @pytest.fixture
 def flaky_workspace(
     postgres_spec: str, bank: ModuleType, tmp_path: Path
-) -> Iterator[Callable[[float, float | None], Workspace]]:
+) -> Iterator[Callable[[float, bool], tuple[Workspace, TcpProxy]]]:
     made: list[Workspace] = []
     proxies: list[TcpProxy] = []
 
-    def build(reconnect_s: float, back_after_s: float | None) -> Workspace:
+    def build(reconnect_s: float, comes_back: bool) -> tuple[Workspace, TcpProxy]:
         proxy = TcpProxy.to_url(pg_url() or "")
         proxies.append(proxy)
         store = PostgresStore(
@@ -211,11 +209,11 @@ def flaky_workspace(
             reconnect_s=reconnect_s,
         )
         host = load_host("bank_host:HOSTS")
-        functions: dict[str, Any] = {**host.functions, "net": {"cut": _Outage(proxy, back_after_s)}}
+        functions: dict[str, Any] = {**host.functions, "net": {"cut": _Outage(proxy, comes_back)}}
         host = type(host)(host.name, functions, host.manifest)
         ws = Workspace(Settings(), store, host, store_runner(store, secret=SECRET), tmp_path)
         made.append(ws)
-        return ws
+        return ws, proxy
 
     yield build
     for ws in made:
@@ -228,11 +226,12 @@ OUTAGE_RUN = "await net.cut()\nconst r = await bank.transfer(5, 'outage')\nretur
 
 
 async def test_a_connection_lost_mid_run_is_waited_for_and_the_approval_written(
-    flaky_workspace: Callable[[float, float | None], Workspace], postgres_spec: str
+    flaky_workspace: Callable[[float, bool], tuple[Workspace, TcpProxy]], postgres_spec: str
 ) -> None:
-    ws = flaky_workspace(30, 1.0)
-    result = await ws.run(OUTAGE_RUN)  # the server goes during the run, back a second later
+    ws, proxy = flaky_workspace(30, True)
+    result = await ws.run(OUTAGE_RUN)  # the server goes during the run, back once missed
     assert result.status == "interrupted", result.error
+    assert proxy.refusals >= 1  # the store met the outage, and waited it out
     assert ws.not_saved_reason(result) is None and ws.warnings == []
     store = the_store(postgres_spec)
     [saved] = store.list_approvals()
@@ -242,9 +241,15 @@ async def test_a_connection_lost_mid_run_is_waited_for_and_the_approval_written(
 
 
 async def test_a_connection_that_does_not_come_back_is_told_not_pretended(
-    flaky_workspace: Callable[[float, float | None], Workspace], postgres_spec: str
+    flaky_workspace: Callable[[float, bool], tuple[Workspace, TcpProxy]],
+    postgres_spec: str,
+    monkeypatch: pytest.MonkeyPatch,
 ) -> None:
-    ws = flaky_workspace(1, None)
+    # The server never comes back, so every wait runs out in full: the first call's
+    # (reconnect_s, 1 s here before) and the later ones' (OUTAGE_WAIT_S, 2 s). Short ones,
+    # the later the shorter as in use, say the same.
+    monkeypatch.setattr(postgres_store, "OUTAGE_WAIT_S", 0.1)
+    ws, _ = flaky_workspace(0.5, False)
     result = await ws.run(OUTAGE_RUN)
     assert result.status == "interrupted"  # the run itself finished
     reason = ws.not_saved_reason(result)

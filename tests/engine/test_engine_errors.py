@@ -6,7 +6,7 @@ import asyncio
 
 import pytest
 
-from run_repl import HostError, JSMap, Limits, create_runner, run
+from run_repl import HostError, JSMap, Limits, create_runner, get_host_function_context, run
 
 
 def action_types(result) -> list[str]:  # type: ignore[no-untyped-def]
@@ -211,7 +211,8 @@ async def test_dates_in_the_value_become_iso_strings() -> None:
 
 async def test_detached_call_still_pending_at_return() -> None:
     async def slow() -> int:
-        await asyncio.sleep(0.2)
+        # Still pending when the snippet returns: it ends once the run has (0.2 s before).
+        await get_host_function_context().cancelled.wait()
         return 1
 
     result = await run("h.slow(); return 5", {"h": {"slow": slow}})
@@ -235,13 +236,15 @@ async def test_promise_that_never_settles_is_reported_not_hung() -> None:
 async def test_busy_runner_refuses_at_once() -> None:
     runner = create_runner(max_runs_in_flight=1)
     release = asyncio.Event()
+    waiting = asyncio.Event()
 
     async def wait() -> int:
+        waiting.set()
         await release.wait()
         return 1
 
     first = asyncio.ensure_future(runner.run("await h.wait()", {"h": {"wait": wait}}))
-    await asyncio.sleep(0.2)
+    await waiting.wait()  # the one run it may have is under way
     second = await runner.run("1")
     assert second.error is not None and second.error.code == "RUN_BUSY"
     assert action_types(second) == ["retry"]

@@ -8,7 +8,7 @@ import time
 import pytest
 from pydantic import ValidationError
 
-from run_repl import Limits, create_runner, run
+from run_repl import Limits, create_runner, get_host_function_context, run
 
 
 async def works() -> None:
@@ -63,11 +63,10 @@ async def test_a_call_still_running_after_the_grace_is_unsettled_not_failed() ->
     result = await run(
         "await h.forever()",
         {"h": {"forever": forever}},
-        limits=Limits(timeout_ms=1000, host_call_grace_ms=200),
+        limits=Limits(timeout_ms=1000, host_call_grace_ms=50),  # a grace it never uses
     )
     assert result.error.code == "RUN_TIMEOUT"
-    await asyncio.sleep(0.05)
-    assert cancelled.is_set()  # told, given the grace, then stopped
+    await asyncio.wait_for(cancelled.wait(), 10)  # told, given the grace, then stopped
     call = result.calls[0]
     assert call.ok is None and call.settled is False and call.error_code is None
     assert "unknown" in (call.error_message or "")
@@ -79,7 +78,9 @@ async def test_a_timeout_waits_for_calls_in_flight_so_the_audit_is_true() -> Non
     charged: list[str] = []
 
     def charge(order_id: str) -> str:
-        time.sleep(1.0)
+        # Still charging when the deadline passes (it waits for the run to be stopped: a
+        # second's sleep did, as long as the deadline came first), then done.
+        assert get_host_function_context().cancelled.wait_sync(30)
         charged.append(order_id)
         return "charged"
 
@@ -95,8 +96,6 @@ async def test_a_timeout_waits_for_calls_in_flight_so_the_audit_is_true() -> Non
 
 
 async def test_async_host_calls_see_the_run_stop_and_may_finish() -> None:
-    from run_repl import get_host_function_context
-
     async def polite() -> str:
         ctx = get_host_function_context()
         await ctx.cancelled.wait()
@@ -206,8 +205,15 @@ async def test_log_line_cut_to_bytes() -> None:
 
 async def test_cancel_stops_a_spinning_run_at_once() -> None:
     cancel = asyncio.Event()
-    task = asyncio.ensure_future(run("while (true) {}", cancel=cancel))
-    await asyncio.sleep(0.2)
+    spinning = asyncio.Event()
+
+    async def spin() -> None:
+        spinning.set()
+
+    task = asyncio.ensure_future(
+        run("await h.spin(); while (true) {}", {"h": {"spin": spin}}, cancel=cancel)
+    )
+    await spinning.wait()  # its worker is running the loop (0.2 s on the clock before)
     cancel.set()
     result = await task
     # Only the cancel can end a loop that never yields (how fast: bench/engine.py).
@@ -217,8 +223,6 @@ async def test_cancel_stops_a_spinning_run_at_once() -> None:
 
 
 async def test_cancel_tells_host_calls_in_flight() -> None:
-    from run_repl import get_host_function_context
-
     cancel = asyncio.Event()
     flags: list[bool] = []
     task_cancelled = asyncio.Event()
@@ -279,7 +283,9 @@ async def test_worker_crash_is_reported_and_next_run_works() -> None:
         for s in list(_sessions(session)):
             if s.worker is not None:
                 os.kill(s.worker.pid, signal.SIGSEGV)
-        await asyncio.sleep(1)
+        # In flight until the run has seen the worker die (a second's sleep before, which
+        # the run then waited out as the grace it gives calls still running).
+        await get_host_function_context().cancelled.wait()
 
     result = await runner.run("await h.kill()", {"h": {"kill": kill_worker}})
     assert result.error.code == "RUN_WORKER_CRASHED"
@@ -299,8 +305,13 @@ from run_repl import run
 from run_repl.sandbox import worker_pool
 
 async def main():
-    task = asyncio.ensure_future(run("while (true) {}"))
-    await asyncio.sleep(0.5)
+    spinning = asyncio.Event()
+
+    async def spin():
+        spinning.set()
+
+    task = asyncio.ensure_future(run("await h.spin(); while (true) {}", {"h": {"spin": spin}}))
+    await spinning.wait()
     pool = worker_pool.default_pool()
     pids = [p.pid for p in worker_pool._REAPER._procs] + [w.pid for w in pool._ready]
     import gc

@@ -179,15 +179,19 @@ async def test_consume_once_a_resume_that_never_ran_anything_leaves_the_token_us
     source = "return await bank.transfer(3)"
     first = await runner.run(source, bank.hosts())
 
+    running, done_with = asyncio.Event(), asyncio.Event()
+
     async def slow() -> int:
-        await asyncio.sleep(0.5)
+        running.set()
+        await done_with.wait()
         return 1
 
     hog = asyncio.create_task(runner.run("return await h.slow()", {"h": {"slow": slow}}))
-    await asyncio.sleep(0.1)
+    await running.wait()  # the runner's one run is taken
     busy = await runner.run(
         source, bank.hosts(), continuation=first.continuation, resolutions=approve(first)
     )
+    done_with.set()
     await hog
     assert busy.error is not None and busy.error.code == "RUN_BUSY"
     assert tokens.seen == {} and bank.transfers == []

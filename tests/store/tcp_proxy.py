@@ -177,14 +177,16 @@ class TcpProxy:
     def _loop(self) -> None:
         selector = selectors.DefaultSelector()
         while not self._stop:
-            with self._lock:
-                socks = [s for s in self._pairs if s.fileno() >= 0]
             selector.close()
             selector = selectors.DefaultSelector()
             selector.register(self._listener, selectors.EVENT_READ)
             selector.register(self._wake_r, selectors.EVENT_READ)
-            for s in socks:
-                selector.register(s, selectors.EVENT_READ)
+            # Registered under the lock: a cut() closing them in between made register()
+            # raise (a closed socket has no file descriptor), and the pump thread died.
+            with self._lock:
+                for s in self._pairs:
+                    if s.fileno() >= 0:
+                        selector.register(s, selectors.EVENT_READ)
             for key, _ in selector.select(timeout=0.5):
                 sock = key.fileobj
                 if sock is self._listener:

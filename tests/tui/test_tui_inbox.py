@@ -12,7 +12,7 @@ from typing import Any
 
 import pytest
 from textual.widgets import DataTable, Static
-from tui_helpers import SIZE, make_app, run_to_end, set_source, settle, until
+from tui_helpers import SIZE, make_app, run_to_end, screen_text, set_source, settle, until
 
 from run_repl.present.styled import plain, plain_lines
 from run_repl.sandbox.result import RunErrorInfo, RunResult
@@ -269,6 +269,10 @@ async def test_a_stuck_approval_is_recovered_after_a_confirmation(data_dir: Path
         await pilot.press("y")  # a stuck one is never decided
         await pilot.press("R")
         assert isinstance(app.screen, ConfirmRecover)
+        assert "Recovering records that its calls may have run" in screen_text(app)
+        await pilot.press("escape")  # escape is Cancel too
+        assert isinstance(app.screen, ApprovalsScreen)
+        await pilot.press("R")
         await pilot.press("enter")  # Cancel has the focus: nothing happens
         await pilot.pause()
         assert isinstance(app.screen, ApprovalsScreen)

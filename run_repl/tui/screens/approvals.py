@@ -28,10 +28,10 @@ from rich.text import Text
 from textual import events, on, work
 from textual.app import ComposeResult
 from textual.binding import Binding, BindingType
-from textual.containers import Horizontal, Vertical, VerticalScroll
+from textual.containers import Vertical, VerticalScroll
 from textual.message import Message
 from textual.screen import ModalScreen
-from textual.widgets import Button, DataTable, Static
+from textual.widgets import DataTable, Static
 from textual.widgets.data_table import CellDoesNotExist
 from textual.worker import get_current_worker
 
@@ -48,6 +48,7 @@ from ..approvals_inbox import ApprovalsInbox, InboxRow
 from ..components import approval_prompt
 from ..guest_text import safe_text
 from ..themes import present_styles
+from .confirm import Confirm
 
 STATE_STYLE = {
     "pending": "warn",
@@ -71,60 +72,40 @@ def _cut(text: str, width: int) -> str:
     return text if len(text) <= width else text[: width - 1] + "…"
 
 
-class ConfirmRecover(ModalScreen[bool]):
+class ConfirmRecover(Confirm[bool]):
     """Recovering a stuck approval: what it does, and Cancel focused."""
 
     BINDINGS: ClassVar[list[BindingType]] = [
-        Binding("escape", "cancel", "Cancel", id="confirm_recover.cancel"),
-        Binding("left", "app.focus_previous", "Previous", show=False),
-        Binding("right", "app.focus_next", "Next", show=False),
+        Binding("escape", "safe", "Cancel", id="confirm_recover.cancel"),
     ]
 
     DEFAULT_CSS = """
-    ConfirmRecover { align: center middle; }
-    ConfirmRecover > Vertical {
-        width: 72; height: auto; padding: 1 2;
-        border: thick $error; background: $surface;
-    }
-    ConfirmRecover #confirm-recover-text { margin-bottom: 1; }
-    ConfirmRecover Horizontal { height: auto; align-horizontal: right; }
-    ConfirmRecover Button { margin-left: 1; }
+    ConfirmRecover > Vertical { width: 72; border: thick $error; }
     """
 
     def __init__(self, approval: PendingApproval) -> None:
         super().__init__()
         self.approval = approval
 
-    def compose(self) -> ComposeResult:
+    def question(self) -> Text:
         a = self.approval
-        with Vertical():
-            yield Static(
-                Text.assemble(
-                    ("Recover ", "bold"),
-                    (safe_text(a.path), "bold"),
-                    (f" ({a.id})?\n\n", "bold"),
-                    safe_text(describe_state(a)),
-                    (
-                        "\n\nRecovering records that its calls may have run and ends it: "
-                        "nothing runs again, and its run does not resume.",
-                        "dim",
-                    ),
-                ),
-                id="confirm-recover-text",
-            )
-            with Horizontal():
-                yield Button("Recover", id="recover", variant="error")
-                yield Button("Cancel", id="cancel")
+        return Text.assemble(
+            ("Recover ", "bold"),
+            (safe_text(a.path), "bold"),
+            (f" ({a.id})?\n\n", "bold"),
+            safe_text(describe_state(a)),
+            (
+                "\n\nRecovering records that its calls may have run and ends it: "
+                "nothing runs again, and its run does not resume.",
+                "dim",
+            ),
+        )
 
-    def on_mount(self) -> None:
-        self.query_one("#cancel", Button).focus()
+    def buttons(self) -> list[tuple[str, str, str]]:
+        return [("Recover", "recover", "error"), ("Cancel", "cancel", "default")]
 
-    @on(Button.Pressed)
-    def _pressed(self, event: Button.Pressed) -> None:
-        self.dismiss(event.button.id == "recover")
-
-    def action_cancel(self) -> None:
-        self.dismiss(False)
+    def answer(self, button_id: str) -> bool:
+        return button_id == "recover"
 
 
 Decide = Callable[[PendingApproval, bool, bool], None]

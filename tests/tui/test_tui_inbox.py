@@ -420,3 +420,20 @@ async def test_down_then_y_in_one_burst_decides_nothing(data_dir: Path) -> None:
         assert app.approvals.deciding == set() and app.approvals.outcomes == []
     assert {a.status for a in app.ws.store.list_approvals()} == {"pending"}
     assert not published(data_dir, "draft_02")
+
+
+async def test_an_approvals_change_as_the_inbox_opens_waits_for_it(data_dir: Path) -> None:
+    """Heard under load in the suite: a change arriving after F6 pushed the inbox but
+    before it was built made its refresh look for a list that did not exist yet, and
+    the app ended. The inbox shows the change when it is built."""
+    approval_id = await interrupted_elsewhere(data_dir)
+    app = make_app(data_dir)
+    async with app.run_test(size=SIZE) as pilot:
+        await listed(app, lambda approvals: len(approvals) == 1)
+        app.action_approvals()  # pushed; built on the next turns of the loop
+        app._refresh_inbox_screen()  # the change heard in that moment
+        await pilot.pause()
+        assert isinstance(app.screen, ApprovalsScreen)
+        assert inbox(app).selected == approval_id
+        assert "Publish draft draft_01" in text_of(app, "#inbox-detail-text")
+    assert app.return_code is None and app._exception is None

@@ -29,6 +29,7 @@ from textual import events, on, work
 from textual.app import ComposeResult
 from textual.binding import Binding, BindingType
 from textual.containers import Vertical, VerticalScroll
+from textual.css.query import NoMatches
 from textual.message import Message
 from textual.screen import ModalScreen
 from textual.widgets import DataTable, Static
@@ -219,10 +220,13 @@ meant for one approval never decides the next.
 
     def refresh_inbox(self) -> None:
         """Show the inbox's list as it is now; the cursor stays on the approval it was on."""
+        try:
+            table = self.query_one("#inbox-list", DataTable)
+        except NoMatches:
+            return  # pushed and not built yet: on_mount shows the inbox as it is then
         inbox = self.inbox
         now = time.time()
         rows = [InboxRow.of(a, here=self.inbox.here, now=now) for a in inbox.approvals]
-        table = self.query_one("#inbox-list", DataTable)
         keep = self.selected
         old_index = next((i for i, r in enumerate(self._rows) if r.id == keep), 0)
         if [r.id for r in rows] != [r.id for r in self._rows]:

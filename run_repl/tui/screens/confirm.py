@@ -30,8 +30,8 @@ class Confirm(ModalScreen[T], Generic[T]):
     SAFE: ClassVar[str] = "cancel"  # the id of the focused, harmless button
 
     BINDINGS: ClassVar[list[BindingType]] = [
-        Binding("left", "app.focus_previous", "Previous", show=False),
-        Binding("right", "app.focus_next", "Next", show=False),
+        Binding("left", "app.focus_previous", "Previous", id="confirm.previous", show=False),
+        Binding("right", "app.focus_next", "Next", id="confirm.next", show=False),
     ]
 
     DEFAULT_CSS = """

@@ -139,6 +139,9 @@ class RunReplApp(App[int]):
         self._focus_before_approval: Widget | None = None
         self.theme_problems: list[str] = []
         self.editor_themes: dict[str, Any] = {}
+        # Chosen before anything is styled: set in on_mount, the theme restyled every
+        # widget a second time (a fifth of starting the app).
+        self._install_themes()
 
     # ------------------------------------------------------------------ layout
     def compose(self) -> ComposeResult:
@@ -180,7 +183,8 @@ class RunReplApp(App[int]):
         # collector from rescanning it, or a log flood pauses the screen on
         # every full collection.
         gc.freeze()
-        self._install_themes()
+        self.theme_changed_signal.subscribe(self, self._on_theme_changed)
+        self._apply_editor_theme(self.theme)
         if self.ws.settings.keymap:
             self.set_keymap(self.ws.settings.keymap)
         status = self.query_one(StatusBar)
@@ -269,8 +273,6 @@ class RunReplApp(App[int]):
             self.theme_problems.append(f"theme {wanted!r} is not installed; using run-repl-dark.")
             wanted = "run-repl-dark" if "run-repl-dark" in self.available_themes else self.theme
         self.theme = wanted
-        self.theme_changed_signal.subscribe(self, self._on_theme_changed)
-        self._apply_editor_theme(self.theme)
 
     def _apply_editor_theme(self, name: str) -> None:
         for area in self.query(TextArea):

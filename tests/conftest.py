@@ -15,6 +15,7 @@ STORE_TESTS = TESTS / "store"
 DEMO_HOST_TESTS = TESTS / "host" / "test_demo_host.py"
 
 
+@pytest.hookimpl(optionalhook=True)  # xdist's hook: absent with -p no:xdist
 def pytest_xdist_auto_num_workers(config: pytest.Config) -> int:
     """`-n auto`: one and a half workers per core. A good part of the suite waits on
     other processes (MCP servers, sandbox workers, PostgreSQL, approvers), so one

@@ -198,7 +198,7 @@ class RunReplMcp:
         start = partial(standing, self.ws.store, result)
         refused: list[str] = []
         if self.options.approve_via == "client" and can_ask(ctx):
-            state = await self._wait_asking_client(ctx, start, refused)
+            state, refused = await self._wait_asking_client(ctx, start)
         else:
             if self.options.approve_via == "client":
                 self._say_once(
@@ -210,13 +210,12 @@ class RunReplMcp:
         return self._after_wait(state, result, refused)
 
     async def _wait_asking_client(
-        self, ctx: ServerRequestContext[Any], start: Any, refused: list[str]
-    ) -> Standing:
+        self, ctx: ServerRequestContext[Any], start: Any
+    ) -> tuple[Standing, list[str]]:
         """Wait as usual while the client's user is asked too; a decision they made is
-        carried out to its end before the call answers. What the approvals policy
-        refused is added to `refused`."""
+        carried out to its end before the call answers. With where the run stands:
+        the answers the approvals policy refused, as said."""
         asker = ClientApprovals(self.ws, ctx)
-        asker.refused = refused
         async with anyio.create_task_group() as tg:
             tg.start_soon(asker.ask_while_waiting)
             state = await self._wait(ctx, start, self.options.approval_wait_s, also=asker.heard)
@@ -224,7 +223,7 @@ class RunReplMcp:
         if state.status == "waiting" and asker.deciding is not None:
             await asker.settled()
             state = await asyncio.to_thread(start)
-        return state
+        return state, asker.refused
 
     async def _run_cancellable(self, code: str, limits: Limits) -> RunResult:
         """Run and keep the run; if this call is cancelled (the client went away), stop

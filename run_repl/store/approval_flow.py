@@ -336,12 +336,11 @@ async def resolve(
     `approver`: the name the audit keeps (default: RUN_REPL_APPROVER, else the OS
     user); `via`: the channel the decision came through (an MCP client), kept in the
     audit beside the name while the policy judges the name; `deciders`: who may
-    decide which namespace's approvals (see approval_policy). Raises
-    ApprovalRefused (an ApprovalConflict) if the policy
-    names other people, ApprovalConflict if one was already decided by someone
-    else (ApprovalStuck if its run's resume never finished), KeyError for an
-    unknown id, ValueError if they belong to different runs, StoreError if the
-    store cannot record the decision (then nothing ran)."""
+    decide which namespace's approvals (see approval_policy). Raises ApprovalRefused
+    (an ApprovalConflict) if the policy names other people, ApprovalConflict if one
+    was already decided by someone else (ApprovalStuck if its run's resume never
+    finished), KeyError for an unknown id, ValueError if they belong to different
+    runs, StoreError if the store cannot record the decision (then nothing ran)."""
     ids = list(decisions)
     if not ids:
         raise ValueError("no approvals to decide")

@@ -294,16 +294,18 @@ class _Rows:
 
     def update(self, approvals: Iterable[PendingApproval]) -> None:
         params = [_approval_params(a) for a in approvals]
-        self.db.executemany(_APPROVAL_UPDATE, params)
-        self.wrote = self.wrote or bool(params)
+        if params:
+            self.db.executemany(_APPROVAL_UPDATE, params)
+            self.wrote = True
 
     def now(self) -> float:
         return time.time()
 
     def insert(self, approvals: Iterable[PendingApproval]) -> None:
         params = [_approval_params(a) for a in approvals]
-        self.db.executemany(_APPROVAL_INSERT, params)
-        self.wrote = self.wrote or bool(params)
+        if params:
+            self.db.executemany(_APPROVAL_INSERT, params)
+            self.wrote = True
 
 
 class SqliteStore(ApprovalClaims):

@@ -339,6 +339,3 @@ class ApprovalsInbox:
             self.deciding.discard(outcome.approval_id)
         self.outcomes.append(outcome)
         del self.outcomes[:-50]
-
-
-"""What the screen calls to decide: (approval, approved, for the rest of the session)."""

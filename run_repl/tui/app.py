@@ -26,7 +26,7 @@ from textual.notifications import SeverityLevel
 from textual.reactive import reactive
 from textual.screen import Screen
 from textual.widget import Widget
-from textual.widgets import Footer, TabbedContent, TabPane, TextArea
+from textual.widgets import TabbedContent, TabPane, TextArea
 
 from ..host.loader import describe
 from ..present.styled import plain
@@ -40,6 +40,7 @@ from .components.completion_menu import CompletionMenu, SignatureHint
 from .components.editor import Buffer, BufferStore, CodeEditor, EditorTabs
 from .components.error_view import RunErrorView
 from .components.host_catalog import HostCatalog
+from .components.key_footer import KeyFooter
 from .components.log_panel import LogPanel
 from .components.status_bar import StatusBar
 from .components.value_model import value_size
@@ -174,7 +175,7 @@ class RunReplApp(App[int]):
                 yield ValueView(id="value")
         yield ApprovalPrompt(id="approval")
         yield StatusBar(id="status")
-        yield Footer()
+        yield KeyFooter()
         yield CompletionMenu(id="completion")
         yield SignatureHint(id="signature")
 

@@ -8,6 +8,7 @@ from typing import Any
 
 import pytest
 import textual._wait
+import textual.constants
 import textual.screen
 from textual.css.model import RuleSet
 from textual.css.stylesheet import Stylesheet
@@ -29,6 +30,12 @@ from run_repl.tui.components import approval_prompt
 textual.screen.UPDATE_PERIOD = 0.001
 textual._wait.SLEEP_GRANULARITY = 0.004
 textual._wait.SLEEP_IDLE = 0.001
+
+# Scrolls and fades jump to their end (TEXTUAL_ANIMATIONS=none, a setting people use
+# too): Pilot waits out every animation after a key, repainting each frame, which was
+# an eighth of the IDE tests' CPU and ends where a jump does. One test keeps them
+# (test_keys_switch_tabs_and_the_active_tab_is_always_in_view).
+textual.constants.TEXTUAL_ANIMATIONS = "none"  # type: ignore[misc]
 
 # Every app parses the same CSS (its own and every widget's) for the same theme again,
 # about a fifth of starting one. Parsing is a function of the text and the theme's

@@ -101,6 +101,7 @@ async def test_an_unmodified_buffer_closes_at_once_and_comes_back(
 
 async def test_keys_switch_tabs_and_the_active_tab_is_always_in_view(data_dir: Path) -> None:
     app = make_app(data_dir)
+    app.animation_level = "full"  # as in most terminals: the strip scrolls, then the tab is in view
     async with app.run_test(size=(80, 24)) as pilot:
         await pilot.pause()
         tabs = app.editor_tabs

@@ -82,6 +82,8 @@ async def test_a_cancelled_call_stops_its_run(data: Path, gate: Path) -> None:
     assert not (gate / "open").exists()
 
 
+HERE = Path(__file__).parent
+
 CLIENT = """
 import anyio, sys
 from pathlib import Path
@@ -120,7 +122,10 @@ async def test_a_client_that_disconnects_mid_run_cancels_it(data: Path, gate: Pa
     quietly (its answer to the call finds nobody there: no traceback)."""
     client = subprocess.Popen(
         [sys.executable, "-c", CLIENT, str(data), str(gate), GATE_HOST],
-        env={**os.environ, "PYTHONPATH": str(Path(__file__).parent)},
+        env={
+            **os.environ,
+            "PYTHONPATH": f"{HERE}{os.pathsep}{HERE.parent}",
+        },  # mcp_harness's imports
         stderr=subprocess.DEVNULL,
     )
     try:

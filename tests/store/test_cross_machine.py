@@ -12,11 +12,11 @@ from __future__ import annotations
 import asyncio
 import json
 import subprocess
-import sys
 from collections import Counter
 from pathlib import Path
 from types import ModuleType
 
+import forked_cli
 from store_kinds import AT_ONCE, CHILD_PRELUDE, open_spec, release_together
 
 from run_repl.store.approval_flow import save_interrupted, store_runner
@@ -33,7 +33,7 @@ def child(body: str) -> str:
 def spawn(script: str, *args: str, at_once: bool = False) -> subprocess.Popen[str]:
     """`at_once`: a script with AT_ONCE in it, which waits for release_together's word."""
     return subprocess.Popen(
-        [sys.executable, "-c", script, *args],
+        forked_cli.python_c(script, *args),  # a process of its own, run-repl imported already
         stdin=subprocess.PIPE if at_once else None,
         stdout=subprocess.PIPE,
         stderr=subprocess.PIPE,

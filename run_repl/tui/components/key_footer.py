@@ -20,20 +20,13 @@ class KeyFooter(Footer):
     _shown: tuple[object, ...] | None = None  # what the last compose showed
 
     def keys_shown(self) -> tuple[object, ...]:
-        """Everything `Footer.compose` reads to draw the keys (so equal means the same footer)."""
+        """Everything the keys are drawn from: equal means the same footer. Every active
+        binding counts, shown or not: a key's label can name its hidden aliases
+        (`RunReplApp.get_key_display`). Bindings are frozen dataclasses, compared whole."""
         app = self.app
         keys = tuple(
-            (
-                binding.key,
-                app.get_key_display(binding),
-                binding.action,
-                binding.description,
-                binding.group,
-                enabled,
-                tooltip,
-            )
+            (binding, enabled, tooltip)
             for (_, binding, enabled, tooltip) in self.screen.active_bindings.values()
-            if binding.show
         )
         palette = self.show_command_palette and app.ENABLE_COMMAND_PALETTE
         return (keys, palette, app.COMMAND_PALETTE_BINDING if palette else None)

@@ -4,8 +4,8 @@ waiting agent watch (a server store pushes it: LISTEN/NOTIFY)."""
 from __future__ import annotations
 
 import asyncio
-import sys
 
+import forked_cli
 from store_kinds import CHILD_PRELUDE, open_spec
 
 from run_repl.store import Store
@@ -86,7 +86,7 @@ async def test_a_change_from_another_process_is_seen(durable_spec: str) -> None:
     store = open_spec(durable_spec)
     since = store.approvals_version()
     waiting = asyncio.create_task(wait_for_approvals_change(store, since, 60))
-    proc = await asyncio.create_subprocess_exec(sys.executable, "-c", WRITER, durable_spec)
+    proc = await asyncio.create_subprocess_exec(*forked_cli.python_c(WRITER, durable_spec))
     assert await proc.wait() == 0
     changed = await waiting
     assert changed > since

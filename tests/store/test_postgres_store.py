@@ -5,12 +5,12 @@ answer, and machines starting at once."""
 from __future__ import annotations
 
 import subprocess
-import sys
 import threading
 import time
 from collections.abc import Iterator
 from pathlib import Path
 
+import forked_cli
 import psycopg
 import pytest
 from psycopg import sql
@@ -170,7 +170,7 @@ open_spec(sys.argv[1]).close()
 def test_machines_opening_a_fresh_schema_at_once_make_it_once(postgres_spec: str) -> None:
     procs = [
         subprocess.Popen(
-            [sys.executable, "-c", MIGRATE_AT_ONCE, postgres_spec],
+            forked_cli.python_c(MIGRATE_AT_ONCE, postgres_spec),
             stdin=subprocess.PIPE,
             stdout=subprocess.PIPE,
             stderr=subprocess.PIPE,

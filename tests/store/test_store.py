@@ -6,10 +6,10 @@ from __future__ import annotations
 import json
 import sqlite3
 import subprocess
-import sys
 import time
 from pathlib import Path
 
+import forked_cli
 import pytest
 from store_kinds import CHILD_PRELUDE, execute, open_spec
 
@@ -178,7 +178,7 @@ else:
 def test_two_processes_writing_at_once_lose_nothing(durable_spec: str) -> None:
     open_spec(durable_spec).close()
     procs = [
-        subprocess.Popen([sys.executable, "-c", CHILD, durable_spec, "write", tag, "60"])
+        subprocess.Popen(forked_cli.python_c(CHILD, durable_spec, "write", tag, "60"))
         for tag in ("aaaa", "bbbb")
     ]
     for p in procs:
@@ -194,7 +194,7 @@ async def test_a_ref_from_one_process_pages_in_another(durable_spec: str) -> Non
     result = await runner.run("Array.from({ length: 3000 }, (_, i) => i * 2)")
     runner.flush()
     out = subprocess.run(
-        [sys.executable, "-c", CHILD, durable_spec, "read", result.value_ref],
+        forked_cli.python_c(CHILD, durable_spec, "read", result.value_ref),
         capture_output=True,
         text=True,
         check=True,

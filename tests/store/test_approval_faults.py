@@ -161,7 +161,10 @@ def expire_claims(spec: str) -> None:
 APPROVER = (
     CHILD_PRELUDE.format(here=str(HERE))
     + """
-import asyncio, json
+import asyncio, json, signal
+# Ctrl-C raises KeyboardInterrupt, as in a person's terminal, however the suite was
+# started (a shell starts a background job's children with SIGINT ignored).
+signal.signal(signal.SIGINT, signal.default_int_handler)
 import bank_host
 from run_repl.store import ApprovalConflict
 from run_repl.store.approval_flow import decide, store_runner

@@ -108,6 +108,7 @@ async def test_keys_switch_tabs_and_the_active_tab_is_always_in_view(data_dir: P
         for _ in range(12):
             await pilot.press("ctrl+n")
             await settle(pilot)
+            await pilot.wait_for_scheduled_animations()  # the strip's scroll, to its end
             active = tabs.tabs.active_tab
             strip = tabs.tabs.query_one("#tabs-scroll").region
             assert strip.contains_region(active.region), active.label

@@ -3,10 +3,10 @@
 Textual's `Footer` recomposes (a new widget per key, each styled and laid
 out) whenever any screen's bindings are refreshed: every focus move, every
 change of `running`, every key that calls `refresh_bindings`. Most of those
-leave the footer's keys as they were, and the rebuild was a third of what a
-Tab costs (measured in the IDE: ~8 ms of a key's ~24 ms of CPU). This one
-compares what it would show with what it shows, and rebuilds only on a
-difference.
+leave the footer's keys as they were; the rebuilds were ~8 % of the IDE tests'
+CPU in a sampling profile, and starting the IDE went from 197 to 175 ms of CPU
+without them. This one compares what it would show with what it shows, and
+rebuilds only on a difference.
 """
 
 from __future__ import annotations

@@ -10,6 +10,7 @@ import textwrap
 from pathlib import Path
 from typing import Any
 
+import forked_cli
 import pytest
 
 from run_repl import (
@@ -511,7 +512,7 @@ async def test_pending_approval_survives_the_process_and_is_resumed_once(
         import json
 
         out = subprocess.run(
-            [sys.executable, "-c", APPROVE, str(tmp_path), str(db), saved[0].id],
+            forked_cli.python_c(APPROVE, str(tmp_path), str(db), saved[0].id),
             capture_output=True,
             text=True,
             check=True,

@@ -13,6 +13,7 @@ import threading
 from pathlib import Path
 from typing import Any
 
+import forked_cli
 import pytest
 
 from run_repl import create_runner
@@ -207,7 +208,7 @@ print(json.dumps(counts))
 def test_two_processes_opening_it_first_both_get_a_whole_database(tmp_path: Path) -> None:
     procs = [
         subprocess.Popen(
-            [sys.executable, "-c", CONCURRENT_OPEN, str(tmp_path), me, other],
+            forked_cli.python_c(CONCURRENT_OPEN, str(tmp_path), me, other),
             stdout=subprocess.PIPE,
             stderr=subprocess.PIPE,
             text=True,

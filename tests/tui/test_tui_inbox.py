@@ -5,11 +5,11 @@ from __future__ import annotations
 
 import asyncio
 import sqlite3
-import sys
 import time
 from pathlib import Path
 from typing import Any
 
+import forked_cli
 import pytest
 from textual.widgets import DataTable, Static
 from tui_helpers import SIZE, make_app, run_to_end, screen_text, set_source, settle, until
@@ -44,12 +44,7 @@ def published(data_dir: Path, draft: str) -> bool:
 async def cli(data_dir: Path, *args: str, stdin: str | None = None) -> tuple[int, str, str]:
     """`run-repl ARGS` in another process, on the same data directory."""
     proc = await asyncio.create_subprocess_exec(
-        sys.executable,
-        "-m",
-        "run_repl.cli",
-        *args,
-        "--data-dir",
-        str(data_dir),
+        *forked_cli.command(*args, "--data-dir", str(data_dir)),
         stdin=asyncio.subprocess.PIPE,
         stdout=asyncio.subprocess.PIPE,
         stderr=asyncio.subprocess.PIPE,

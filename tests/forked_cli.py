@@ -183,7 +183,8 @@ def _serve(path: str, test_pid: int) -> Request | None:
     for pid in clients:  # the test process is gone or done: so are its commands
         _kill(pid)
     for pid in clients:
-        os.waitpid(pid, 0)
+        with contextlib.suppress(ChildProcessError):
+            os.waitpid(pid, 0)
     return None
 
 
@@ -196,15 +197,20 @@ def _gone(conn: socket.socket) -> bool:
 
 def _receive(conn: socket.socket) -> tuple[Request, list[int]]:
     data, fds, _flags, _addr = socket.recv_fds(conn, 1 << 20, 3)
-    while not data.endswith(b"\n"):
-        more = conn.recv(1 << 20)
-        if not more:
-            raise ValueError("the client went away mid-request")
-        data += more
-    if len(fds) != 3:
-        raise ValueError("a request without its stdin, stdout and stderr")
-    body = json.loads(data)
-    request = (str(body["mode"]), list(body["argv"]), dict(body["env"]), str(body["cwd"]))
+    try:
+        while not data.endswith(b"\n"):
+            more = conn.recv(1 << 20)
+            if not more:
+                raise ValueError("the client went away mid-request")
+            data += more
+        if len(fds) != 3:
+            raise ValueError("a request without its stdin, stdout and stderr")
+        body = json.loads(data)
+        request = (str(body["mode"]), list(body["argv"]), dict(body["env"]), str(body["cwd"]))
+    except (OSError, ValueError, KeyError, TypeError):
+        for fd in fds:
+            os.close(fd)
+        raise ValueError("not a request") from None
     return request, fds
 
 

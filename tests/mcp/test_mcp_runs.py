@@ -20,6 +20,7 @@ from mcp_harness import GATE_HOST, environment, mcp_server, text_of
 from run_repl.cli import main
 from run_repl.store import SqliteStore
 
+HERE = Path(__file__).parent
 LIMIT_S = 240  # a bound against a hang, not a timing
 
 
@@ -82,8 +83,6 @@ async def test_a_cancelled_call_stops_its_run(data: Path, gate: Path) -> None:
     assert not (gate / "open").exists()
 
 
-HERE = Path(__file__).parent
-
 CLIENT = """
 import anyio, sys
 from pathlib import Path
@@ -105,6 +104,12 @@ anyio.run(main, *sys.argv[1:])
 """
 
 
+def started(client: subprocess.Popen[bytes], entered: Path) -> bool:
+    """The client's run reached the gate; a client that died first fails at once."""
+    assert client.poll() is None, f"the MCP client ended first (status {client.returncode})"
+    return entered.exists() and bool(entered.read_text())
+
+
 def alive(pid: int) -> bool:
     """Still running. A process that has exited but not been reaped (a zombie: this
     server's parent, the client, is dead, and init reaps orphans when it gets to
@@ -122,14 +127,12 @@ async def test_a_client_that_disconnects_mid_run_cancels_it(data: Path, gate: Pa
     quietly (its answer to the call finds nobody there: no traceback)."""
     client = subprocess.Popen(
         [sys.executable, "-c", CLIENT, str(data), str(gate), GATE_HOST],
-        env={
-            **os.environ,
-            "PYTHONPATH": f"{HERE}{os.pathsep}{HERE.parent}",
-        },  # mcp_harness's imports
+        # mcp_harness, and what it imports from the tests' root (forked_cli)
+        env={**os.environ, "PYTHONPATH": f"{HERE}{os.pathsep}{HERE.parent}"},
         stderr=subprocess.DEVNULL,
     )
     try:
-        await until(lambda: (gate / "entered-d").exists() and (gate / "entered-d").read_text())
+        await until(lambda: started(client, gate / "entered-d"))
         server_pid = int((gate / "entered-d").read_text())
         client.send_signal(signal.SIGKILL)
         client.wait(timeout=30)

@@ -137,6 +137,8 @@ class RunReplApp(App[int]):
         self._seen_open: set[str] = set()
         """Approvals of the run on screen that the store listed open at least once."""
         self._listed = False
+        self._unannounced: set[str] = set()
+        """New approvals listed while a run of ours ran: announced once it has ended."""
         self._focus_before_approval: Widget | None = None
         self.theme_problems: list[str] = []
         self.editor_themes: dict[str, Any] = {}
@@ -652,6 +654,7 @@ class RunReplApp(App[int]):
         for warning in self.ws.warnings:
             self.notify(warning, severity="warning")
         self.ws.warnings.clear()
+        self._announce_deferred()
 
     def _jump_to_error(self, result: RunResult, source: str) -> None:
         error = result.error
@@ -685,6 +688,7 @@ class RunReplApp(App[int]):
         # Shown, never focused: what is being typed goes on going where it was going.
         self.query_one(ApprovalPrompt).ask(ask)
         self.approvals.here = frozenset(it.id for it in ask)
+        self._announce_deferred()
         self._refresh_inbox_screen()
         self.refresh_bindings()
         self.bell()
@@ -735,6 +739,7 @@ class RunReplApp(App[int]):
             detail="not resumed here: see the history (F2)",
         )
         self.notify(event.message, title="Approval", severity="warning", timeout=12)
+        self._announce_deferred()
 
     # ------------------------------------------------------------------ the host catalog
     def action_toggle_catalog(self) -> None:
@@ -813,13 +818,34 @@ class RunReplApp(App[int]):
                 f"{inbox.waiting} approval(s) wait in the store: F6 opens the inbox.", timeout=8
             )
         elif others and not first:
-            paths = ", ".join(sorted({a.path for a in others}))
-            self.notify(
-                f"{len(others)} new approval(s) from another run ({paths}): F6 opens the inbox.",
-                title="Approvals",
-                timeout=8,
-            )
+            if self.running:
+                # The run on the screen may have made them: the store shows a paused
+                # run's approvals a moment before its end reaches us. Said once it has.
+                self._unannounced.update(a.id for a in others)
+            else:
+                self._announce_others(others)
         self._refresh_inbox_screen()
+
+    def _announce_others(self, others: list[PendingApproval]) -> None:
+        paths = ", ".join(sorted({a.path for a in others}))
+        self.notify(
+            f"{len(others)} new approval(s) from another run ({paths}): F6 opens the inbox.",
+            title="Approvals",
+            timeout=8,
+        )
+
+    def _announce_deferred(self) -> None:
+        """The run has ended (or paused): the approvals that came while it ran and are
+        not its own are announced now."""
+        ids, self._unannounced = self._unannounced, set()
+        inbox = self.approvals
+        others = [
+            a
+            for a in inbox.approvals
+            if a.id in ids and a.id not in inbox.here and a.state() == "pending"
+        ]
+        if others:
+            self._announce_others(others)
 
     def _sync_prompt(self, prompt: ApprovalPrompt, approvals: list[PendingApproval]) -> None:
         """The prompt stops asking what was decided elsewhere (another IDE's inbox, the CLI)."""

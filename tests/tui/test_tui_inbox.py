@@ -26,6 +26,7 @@ from run_repl.tui.approvals_inbox import (
 )
 from run_repl.tui.components.approval_prompt import ApprovalPrompt
 from run_repl.tui.components.status_bar import StatusBar
+from run_repl.tui.messages import RunInterrupted
 from run_repl.tui.screens.approvals import ApprovalsScreen, ConfirmRecover
 from run_repl.workspace import open_workspace
 
@@ -432,3 +433,45 @@ async def test_an_approvals_change_as_the_inbox_opens_waits_for_it(data_dir: Pat
         assert inbox(app).selected == approval_id
         assert "Publish draft draft_01" in text_of(app, "#inbox-detail-text")
     assert app.return_code is None and app._exception is None
+
+
+@pytest.mark.parametrize("with_another", [False, True])
+async def test_a_runs_own_approval_is_never_announced_as_another_runs(
+    data_dir: Path, with_another: bool
+) -> None:
+    """The store shows a paused run's approval a moment before the run's end reaches the
+    app, so the watcher's list can come first (seen in CI as a toast in a snapshot). The
+    approval is this run's: the prompt asks it, no toast says it came from another run;
+    one that another run made meanwhile is announced, once this run's end is in."""
+    app = make_app(data_dir)
+    async with app.run_test(size=SIZE) as pilot:
+        await until(pilot, lambda: app._listed)  # the list at start is in
+        held: list[RunInterrupted] = []
+        post = app.post_message
+
+        def hold(message: Any) -> bool:
+            if isinstance(message, RunInterrupted):
+                held.append(message)
+                return True
+            return post(message)
+
+        app.post_message = hold  # type: ignore[method-assign]
+        await set_source(pilot, PUBLISH_FIRST)
+        await pilot.press("ctrl+j")
+        await until(pilot, lambda: held)
+        if with_another:
+            await interrupted_elsewhere(data_dir, PUBLISH_SECOND)
+        expected = 2 if with_another else 1
+        await listed(app, lambda approvals: len(approvals) == expected)  # the watcher's list
+        assert not [n for n in app._notifications if "another run" in n.message]
+        app.post_message = post  # type: ignore[method-assign]
+        post(held[0])  # then the run's end
+        await settle(pilot)
+        assert app.query_one(ApprovalPrompt).current is not None
+        toasts = [n.message for n in app._notifications if "another run" in n.message]
+        if with_another:
+            assert toasts == [
+                "1 new approval(s) from another run (documents.publish): F6 opens the inbox."
+            ]
+        else:
+            assert toasts == []

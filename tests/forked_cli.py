@@ -48,13 +48,17 @@ _zygote: tuple[Any, str] | None = None  # (the Popen, the socket's path) in a te
 
 def command(*argv: str) -> list[str]:
     """The argv that runs `run-repl ARGV` through the zygote (started on first use)."""
-    return [sys.executable, "-I", "-S", __file__, "--client", _socket_path(), "cli", *argv]
+    return _client("cli", *argv)
 
 
 def python_c(script: str, *args: str) -> list[str]:
     """The argv that runs `python -c SCRIPT ARGS` through the zygote: a script of the
     tests' own that plays another machine (it sees run-repl imported already)."""
-    return [sys.executable, "-I", "-S", __file__, "--client", _socket_path(), "c", script, *args]
+    return _client("c", script, *args)
+
+
+def _client(mode: str, *argv: str) -> list[str]:
+    return [sys.executable, "-I", "-S", __file__, "--client", _socket_path(), mode, *argv]
 
 
 def _socket_path() -> str:

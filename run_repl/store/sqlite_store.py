@@ -293,18 +293,18 @@ class _Rows:
         ]
 
     def update(self, approvals: Iterable[PendingApproval]) -> None:
-        params = [_approval_params(a) for a in approvals]
-        if params:
-            self.db.executemany(_APPROVAL_UPDATE, params)
-            self.wrote = True
+        self._write(_APPROVAL_UPDATE, approvals)
 
     def now(self) -> float:
         return time.time()
 
     def insert(self, approvals: Iterable[PendingApproval]) -> None:
+        self._write(_APPROVAL_INSERT, approvals)
+
+    def _write(self, statement: str, approvals: Iterable[PendingApproval]) -> None:
         params = [_approval_params(a) for a in approvals]
         if params:
-            self.db.executemany(_APPROVAL_INSERT, params)
+            self.db.executemany(statement, params)
             self.wrote = True
 
 

@@ -9,6 +9,7 @@ import signal
 import subprocess
 import sys
 import time
+from collections.abc import Callable
 
 import pytest
 
@@ -54,22 +55,16 @@ def _running(pid: int) -> bool:
     return fields is not None and fields[0] != "Z"
 
 
-def _wait_gone(pids: list[int], seconds: float = 5.0) -> list[int]:
+def _wait_gone(
+    pids: list[int], seconds: float = 5.0, *, still: Callable[[int], bool] = _exists
+) -> list[int]:
+    """The ones for which `still(pid)` holds after `seconds` (by default: not reaped;
+    `still=_running`: not stopped, a zombie counting as stopped)."""
     deadline = time.monotonic() + seconds
-    left = pids
+    left = [p for p in pids if still(p)]
     while left and time.monotonic() < deadline:
         time.sleep(0.02)
-        left = [p for p in left if _exists(p)]
-    return left
-
-
-def _wait_stopped(pids: list[int], seconds: float = 5.0) -> list[int]:
-    """The ones still running after `seconds` (a zombie has stopped)."""
-    deadline = time.monotonic() + seconds
-    left = [p for p in pids if _running(p)]
-    while left and time.monotonic() < deadline:
-        time.sleep(0.02)
-        left = [p for p in left if _running(p)]
+        left = [p for p in left if still(p)]
     return left
 
 
@@ -241,7 +236,7 @@ def test_the_template_and_its_children_die_with_the_parent() -> None:
     assert len(pids) >= 3, out.stderr  # the template, the spare, the spinning run
     # Dead is what they must be; reaping the orphans is init's business, and it takes
     # its time (a zombie waited for until init got round to it cost a second).
-    assert _wait_stopped(pids) == [], "processes outlived their parent"
+    assert _wait_gone(pids, still=_running) == [], "processes outlived their parent"
 
 
 async def test_spawn_mode_works_and_says_so(monkeypatch: pytest.MonkeyPatch) -> None:

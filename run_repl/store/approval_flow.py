@@ -513,10 +513,11 @@ async def wait_for_approvals_change(store: Any, since: int, timeout_s: float) ->
     """Wait until the approvals change (any process, any machine) or `timeout_s` passes;
     the new version (== `since` on a timeout).
 
-    A store that pushes changes (PostgreSQL's LISTEN) wakes the waiter when the change
-    commits, and a waiting coroutine holds no thread (`watch_approvals`), so any
-    number of inboxes and MCP calls can wait at once; other stores are asked every
-    WATCH_INTERVAL_S."""
+    A store that tells of changes (`watch_approvals`: PostgreSQL's LISTEN, SQLite's one
+    thread that reads for all its waiters) wakes the waiter when it sees one, and a
+    waiting coroutine holds no thread, so any number of inboxes and MCP calls can wait
+    at once; others (memory) are asked every WATCH_INTERVAL_S. A failed read raises
+    StoreError."""
     watch = getattr(store, "watch_approvals", None)
     if watch is not None:
         return await _pushed_change(watch, since, timeout_s)
@@ -535,7 +536,7 @@ async def wait_for_approvals_change(store: Any, since: int, timeout_s: float) ->
 
 
 async def _pushed_change(
-    watch: Callable[[Callable[[int], None]], Callable[[], None]], since: int, timeout_s: float
+    watch: Callable[..., Callable[[], None]], since: int, timeout_s: float
 ) -> int:
     loop = asyncio.get_running_loop()
     changed: asyncio.Future[int] = loop.create_future()
@@ -544,14 +545,21 @@ async def _pushed_change(
         if not changed.done():
             changed.set_result(version)
 
-    def seen(version: int) -> None:  # on the store's listening thread
-        if version > since:
-            try:
-                loop.call_soon_threadsafe(settle, version)
-            except RuntimeError:  # the loop is closed: nobody waits any more
-                pass
+    def fail(text: str) -> None:
+        if not changed.done():
+            changed.set_exception(StoreError(text))
 
-    stop = watch(seen)
+    def later(fn: Callable[[Any], None], arg: Any) -> None:
+        try:
+            loop.call_soon_threadsafe(fn, arg)
+        except RuntimeError:  # the loop is closed: nobody waits any more
+            pass
+
+    def seen(version: int) -> None:  # on the store's watching thread
+        if version > since:
+            later(settle, version)
+
+    stop = watch(seen, lambda text: later(fail, text))
     try:
         return int(await asyncio.wait_for(changed, timeout_s))
     except TimeoutError:

@@ -801,13 +801,16 @@ class PostgresStore(ApprovalClaims):
             raise StoreError(f"The team store at {self.location} is closed.")
         return self._listener.wait(since, timeout_s)
 
-    def watch_approvals(self, callback: Callable[[int], None]) -> Callable[[], None]:
+    def watch_approvals(
+        self, callback: Callable[[int], None], on_error: Callable[[str], None] | None = None
+    ) -> Callable[[], None]:
         """Call `callback(version)` (from the listening thread) on every change to the
         approvals; returns the function that stops it. What `wait_for_approvals_change`
-        uses, so a coroutine waiting holds no thread."""
+        uses, so a coroutine waiting holds no thread. A lost connection is not an error
+        here: the listener reconnects and reads again (`on_error` is never called)."""
         if self._closed:
             raise StoreError(f"The team store at {self.location} is closed.")
-        return self._listener.watch(callback)
+        return self._listener.watch(callback, on_error)
 
     def add_approvals(self, approvals: list[PendingApproval]) -> None:
         def write(conn: psycopg.Connection) -> None:

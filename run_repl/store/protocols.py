@@ -7,8 +7,9 @@
 
 `Store` is all four plus `location` and `close()`: SQLite (embedded default),
 PostgreSQL (a team's server: `PostgresStore`) and memory implement it. A store
-that can push approval changes also has `watch_approvals(callback)` and
-`wait_approvals_change(since, timeout_s)` (PostgreSQL's LISTEN/NOTIFY);
+that can tell of approval changes also has `watch_approvals(callback, on_error)`
+and `wait_approvals_change(since, timeout_s)` (PostgreSQL's LISTEN/NOTIFY; SQLite's
+one reading thread, `approval_watch.PollingWatch`);
 `approval_flow.wait_for_approvals_change` uses them, or polls.
 """
 

@@ -30,6 +30,7 @@ from ..sqlite_files import (
     transaction,
 )
 from .approval_claims import ApprovalClaims
+from .approval_watch import PollingWatch
 from .budgets import (
     DEFAULT_ENVELOPE_BYTES,
     DEFAULT_HISTORY_BYTES,
@@ -330,6 +331,8 @@ class SqliteStore(ApprovalClaims):
         self.max_envelope_bytes = max_envelope_bytes
         self._lock = threading.RLock()
         self._db: sqlite3.Connection | None = None
+        # Its thread starts with the first waiter (an inbox, an MCP call waiting).
+        self._watch = PollingWatch(self.approvals_version, name="run-repl-sqlite-watch")
         try:
             if not self.path.parent.is_dir():
                 make_private_dir(self.path.parent)
@@ -405,6 +408,7 @@ class SqliteStore(ApprovalClaims):
             self._db = None
 
     def close(self) -> None:
+        self._watch.close()
         with self._lock:
             self._close_quietly()
 
@@ -607,6 +611,24 @@ class SqliteStore(ApprovalClaims):
         return int(
             self._read(lambda db: db.execute("SELECT version FROM approval_changes").fetchone()[0])
         )
+
+    def wait_approvals_change(self, since: int, timeout_s: float) -> int:
+        """Block until the approvals' version passes `since` (any process's change, read
+        every `approval_watch.POLL_S` by one thread for all waiters) or `timeout_s`
+        passes; the version (`since` on a timeout)."""
+        if self._db is None:
+            raise StoreError(f"The store at {self.path} is closed.")
+        return self._watch.wait(since, timeout_s)
+
+    def watch_approvals(
+        self, callback: Callable[[int], None], on_error: Callable[[str], None] | None = None
+    ) -> Callable[[], None]:
+        """Call `callback(version)` (from the watching thread) when the approvals change,
+        and `on_error(text)` when reading them fails; returns the function that stops it.
+        A coroutine waiting so holds no thread."""
+        if self._db is None:
+            raise StoreError(f"The store at {self.path} is closed.")
+        return self._watch.watch(callback, on_error)
 
     def add_approvals(self, approvals: list[PendingApproval]) -> None:
         with self._approval_rows() as rows:

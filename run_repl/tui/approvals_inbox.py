@@ -3,7 +3,8 @@ live, and the decisions this IDE is carrying out.
 
 Approvals come from this IDE, other IDEs, `run-repl run`, the line REPL and
 agents over MCP, all through one store. A worker watches it
-(`wait_for_approvals_change`: PostgreSQL pushes, SQLite is asked every 50 ms)
+(`wait_for_approvals_change`: PostgreSQL pushes; for SQLite one thread of the store
+reads every 50 ms while someone waits, so the event loop sleeps until a change)
 and posts `ApprovalsChanged` with the open approvals; the app's handlers own
 every widget. Deciding and recovering are workers too: they call the store's
 flow (`ws.decide`, `recover`) and post what became of it (`InboxOutcome`),

@@ -64,10 +64,6 @@ from .screens.history import OpenSource, ShowStored
 from .screens.jump import JumpTarget
 from .screens.path_prompt import PathPrompt
 
-FLUSH_SECONDS = (
-    0.05  # logs and calls reach the screen in batches, so a chatty snippet cannot flood it
-)
-
 
 class RunReplApp(App[int]):
     TITLE = "run-repl"
@@ -197,7 +193,6 @@ class RunReplApp(App[int]):
         problems = [self.editor_tabs.problem] if self.editor_tabs.problem else []
         for warning in [*self.ws.warnings, *self.theme_problems, *problems]:
             self.notify(warning, severity="warning", timeout=10)
-        self.set_interval(FLUSH_SECONDS, self._flush_logs)
         self.approvals.watch()
         if self.size.width < self.CATALOG_MIN_WIDTH:
             self.query_one(HostCatalog).add_class("-hidden")
@@ -601,9 +596,6 @@ class RunReplApp(App[int]):
         self.query_one(RunErrorView).show_error(None)
         self.status.start()
         self.running = True
-
-    def _flush_logs(self) -> None:
-        self.runs.flush_logs()
 
     @on(LogReceived)
     def add_logs(self, event: LogReceived) -> None:

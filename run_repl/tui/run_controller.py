@@ -30,6 +30,10 @@ from .messages import (
     RunQueued,
 )
 
+FLUSH_SECONDS = 0.05
+"""Logs reach the screen in batches, so a chatty snippet cannot flood it; the first
+line of a batch sets its timer, so nothing ticks while no run logs."""
+
 
 class RunController:
     """One run at a time (with its resumes), for the app that shows it."""
@@ -91,8 +95,10 @@ class RunController:
     ) -> None:
         app = self.app
 
-        def on_log(line: LogLine) -> None:
+        def on_log(line: LogLine) -> None:  # on the event loop, from the run's frames
             if self.is_current(token):
+                if not self.pending_logs:
+                    app.set_timer(FLUSH_SECONDS, self.flush_logs)
                 self.pending_logs.append(line)
 
         def on_call(call: CallRecord) -> None:
@@ -133,7 +139,8 @@ class RunController:
             app.post_message(RunFinished(token, result, source))
 
     def flush_logs(self) -> None:
-        """Post the log lines gathered since the last batch (the app calls this on a timer)."""
+        """Post the log lines gathered since the last batch (on the batch's timer, and
+        when the run ends)."""
         if self.pending_logs:
             lines, self.pending_logs = self.pending_logs, []
             self.app.post_message(LogReceived(self.token, lines))

@@ -3,6 +3,7 @@ approvals, history, themes, a bad config, errors."""
 
 from __future__ import annotations
 
+import asyncio
 from pathlib import Path
 from typing import Any
 
@@ -25,6 +26,7 @@ from run_repl.tui.components.error_view import RunErrorView
 from run_repl.tui.components.log_panel import LogPanel
 from run_repl.tui.components.value_view import ValueView
 from run_repl.tui.messages import RunFinished, RunInterrupted
+from run_repl.tui.run_controller import FLUSH_SECONDS
 from run_repl.tui.screens.call_detail import CallDetailScreen
 
 
@@ -94,6 +96,34 @@ async def test_logs_stream_and_filter(app_and_pilot: tuple[RunReplApp, Any]) -> 
     assert logs.follow is False
     await pilot.press("ctrl+l")
     assert logs.lines == []
+
+
+async def test_logs_come_in_batches_and_nothing_ticks_once_the_run_is_over(
+    app_and_pilot: tuple[RunReplApp, Any],
+) -> None:
+    app, pilot = app_and_pilot
+    logs = app.query_one(LogPanel)
+    batches: list[int] = []
+    add_lines = logs.add_lines
+    logs.add_lines = lambda lines: (batches.append(len(lines)), add_lines(lines))  # type: ignore[method-assign]
+    await set_source(pilot, "for (let i = 0; i < 400; i++) console.log('line ' + i)")
+    await run_to_end(pilot)
+    assert [line.text for line in logs.lines] == [f"line {i}" for i in range(400)]
+    assert sum(batches) == 400 and len(batches) < 40, batches
+    # The last batch's timer has fired by now; an idle IDE then flushes nothing again
+    # (it flushed every 50 ms, run or no run, waking its loop twenty times a second).
+    await asyncio.sleep(FLUSH_SECONDS * 2)
+    flushes = 0
+    flush_logs = app.runs.flush_logs
+
+    def counted() -> None:
+        nonlocal flushes
+        flushes += 1
+        flush_logs()
+
+    app.runs.flush_logs = counted  # type: ignore[method-assign]
+    await asyncio.sleep(FLUSH_SECONDS * 5)
+    assert flushes == 0
 
 
 async def test_error_shows_and_editor_jumps_to_it(app_and_pilot: tuple[RunReplApp, Any]) -> None:

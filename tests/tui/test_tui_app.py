@@ -98,6 +98,22 @@ async def test_logs_stream_and_filter(app_and_pilot: tuple[RunReplApp, Any]) -> 
     assert logs.lines == []
 
 
+async def test_a_long_log_shows_its_end_while_following(
+    app_and_pilot: tuple[RunReplApp, Any],
+) -> None:
+    # It said "following" and showed lines 0-13 of 300: the first batch came before
+    # the scrollbar was laid out, and a scroll without one was ignored.
+    app, pilot = app_and_pilot
+    await set_source(pilot, "for (let i = 0; i < 300; i++) console.log('line ' + i)")
+    await run_to_end(pilot)
+    logs = app.query_one(LogPanel)
+    assert logs.follow is True
+    text = screen_text(app)
+    assert "300 lines · following" in text
+    assert "line 299" in text
+    assert "line 0 " not in text
+
+
 async def test_logs_come_in_batches_and_nothing_ticks_once_the_run_is_over(
     app_and_pilot: tuple[RunReplApp, Any],
 ) -> None:

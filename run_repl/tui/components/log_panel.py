@@ -64,7 +64,9 @@ class LogRows(ScrollView, can_focus=False):
     def _resize(self) -> None:
         self.virtual_size = Size(min(self._width, MAX_WIDTH) + 2, len(self.rows))
         if self.follow:
-            self.scroll_end(animate=False, immediate=True)
+            # force: the scrollbar these rows call for is laid out later, and without
+            # one a scroll is ignored (the end of the first batch was never shown).
+            self.scroll_end(animate=False, immediate=True, force=True)
         self.refresh()
 
     def render_line(self, y: int) -> Strip:

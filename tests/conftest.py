@@ -12,9 +12,9 @@ from typing import Any
 import pytest
 
 # A test process allocates far more than any one front end (hundreds of IDEs, thousands
-# of items): with the default thresholds (700, 10, 10) its collector ran ~13,000 times
-# and took 5-6 s of CPU in each xdist worker; ten times fewer young collections leave
-# about half. Nothing here depends on when garbage goes (tests that do, collect).
+# of items): with the default thresholds (700, 10, 10) its collector ran 10,000-13,500
+# times for 2.7-6.6 s of CPU in each xdist worker (by the machine's state); ten times
+# fewer young collections leave about half. Nothing here depends on when garbage goes (tests that do, collect).
 gc.set_threshold(7000, 10, 10)
 
 TESTS = Path(__file__).parent

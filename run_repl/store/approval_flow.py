@@ -39,6 +39,7 @@ from ..sandbox.result import RunResult
 from ..sandbox.runner import Runner, create_runner
 from .approval_claims import stuck_message
 from .approval_policy import Deciders
+from .approval_watch import POLL_S as WATCH_POLL_S
 from .protocols import Store
 from .records import (
     Applied,
@@ -506,9 +507,6 @@ __all__ = [
 ]
 
 
-WATCH_INTERVAL_S = 0.05  # how often a store that cannot push changes is asked
-
-
 async def wait_for_approvals_change(store: Any, since: int, timeout_s: float) -> int:
     """Wait until the approvals change (any process, any machine) or `timeout_s` passes;
     the new version (== `since` on a timeout).
@@ -516,7 +514,7 @@ async def wait_for_approvals_change(store: Any, since: int, timeout_s: float) ->
     A store that tells of changes (`watch_approvals`: PostgreSQL's LISTEN, SQLite's one
     thread that reads for all its waiters) wakes the waiter when it sees one, and a
     waiting coroutine holds no thread, so any number of inboxes and MCP calls can wait
-    at once; others (memory) are asked every WATCH_INTERVAL_S. A failed read raises
+    at once; others (memory) are asked every `approval_watch.POLL_S`. A failed read raises
     StoreError."""
     watch = getattr(store, "watch_approvals", None)
     if watch is not None:
@@ -532,7 +530,7 @@ async def wait_for_approvals_change(store: Any, since: int, timeout_s: float) ->
         left = deadline - time.monotonic()
         if left <= 0:
             return int(version)
-        await asyncio.sleep(min(WATCH_INTERVAL_S, left))
+        await asyncio.sleep(min(WATCH_POLL_S, left))
 
 
 async def _pushed_change(

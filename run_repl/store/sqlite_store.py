@@ -616,8 +616,7 @@ class SqliteStore(ApprovalClaims):
         """Block until the approvals' version passes `since` (any process's change, read
         every `approval_watch.POLL_S` by one thread for all waiters) or `timeout_s`
         passes; the version (`since` on a timeout)."""
-        if self._db is None:
-            raise StoreError(f"The store at {self.path} is closed.")
+        self._conn()  # closed: StoreError
         return self._watch.wait(since, timeout_s)
 
     def watch_approvals(
@@ -626,8 +625,7 @@ class SqliteStore(ApprovalClaims):
         """Call `callback(version)` (from the watching thread) when the approvals change,
         and `on_error(text)` when reading them fails; returns the function that stops it.
         A coroutine waiting so holds no thread."""
-        if self._db is None:
-            raise StoreError(f"The store at {self.path} is closed.")
+        self._conn()  # closed: StoreError
         return self._watch.watch(callback, on_error)
 
     def add_approvals(self, approvals: list[PendingApproval]) -> None:

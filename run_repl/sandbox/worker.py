@@ -314,10 +314,10 @@ class Worker:
             pass
         return out
 
-    def read_frame(self) -> tuple[int, bytes]:
+    def read_frame(self, spin: float = SPIN_SECONDS) -> tuple[int, bytes]:
         """The next frame from the parent. An answer usually comes within tens of
         microseconds, so poll briefly before sleeping: a wake-up costs more."""
-        spin_until = time.perf_counter() + SPIN_SECONDS
+        spin_until = time.perf_counter() + spin
         while not self.pending:
             try:
                 data = os.read(_IN, 1 << 20)
@@ -401,7 +401,9 @@ class Worker:
         _OUTBOX.connect(f.frame, f.Kind.LOG_BATCH)
         _write(f.frame(f.Kind.READY, json.dumps({"pid": os.getpid()}).encode()))
         os.set_blocking(_IN, False)  # an ioctl: not allowed once the job's walls are up
-        kind, payload = self.read_frame()
+        # No polling for the job: a spare waits far longer than a poll lasts, and
+        # would only take a core from the run in progress.
+        kind, payload = self.read_frame(spin=0.0)
         if kind != f.Kind.RUN:
             os._exit(65)
         job = json.loads(payload)

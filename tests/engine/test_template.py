@@ -4,6 +4,7 @@ reaped, and never outliving the parent."""
 from __future__ import annotations
 
 import asyncio
+import json
 import os
 import signal
 import subprocess
@@ -237,6 +238,62 @@ def test_the_template_and_its_children_die_with_the_parent() -> None:
     # Dead is what they must be; reaping the orphans is init's business, and it takes
     # its time (a zombie waited for until init got round to it cost a second).
     assert _wait_gone(pids, still=_running) == [], "processes outlived their parent"
+
+
+RAW_FORK_CHILD = r"""
+import json, os, threading, _thread
+from run_repl.sandbox import template
+
+fork = template._raw_fork()
+hooks = []
+os.register_at_fork(after_in_child=lambda: hooks.append("ran"))
+lock = threading.Lock()
+ready = threading.Condition(lock)
+r, w = os.pipe()
+pid = fork()
+if pid == 0:
+    box = []
+    def flusher():  # as the worker starts its flusher: _thread, a Condition made before fork
+        with ready:
+            box.append(threading.get_native_id())
+            ready.notify()
+    with ready:
+        _thread.start_new_thread(flusher, ())
+        while not box:
+            ready.wait(5)
+    thread = threading.Thread(target=box.append, args=("joined",))
+    thread.start()
+    thread.join(5)
+    report = {
+        "pid": os.getpid(),
+        "thread": box[0],
+        "joined": box[-1] == "joined",
+        "main": threading.current_thread() is threading.main_thread(),
+        "hooks": hooks,
+    }
+    os.write(w, json.dumps(report).encode())
+    os._exit(0)
+os.close(w)
+_, status = os.waitpid(pid, 0)
+print(json.dumps({"pid": pid, "status": os.waitstatus_to_exitcode(status), "child": json.loads(os.read(r, 4096))}))
+"""
+
+
+@pytest.mark.skipif(
+    not sys.platform.startswith("linux"), reason="libc fork from the template: Linux"
+)
+def test_the_templates_own_fork_leaves_a_sound_child() -> None:
+    # The template forks through libc, skipping CPython's after-fork repairs (they
+    # cost each run ~0.25 ms). What a worker relies on must still hold in the child.
+    out = subprocess.run(
+        [sys.executable, "-c", RAW_FORK_CHILD], capture_output=True, text=True, timeout=60
+    )
+    assert out.returncode == 0, out.stderr
+    report = json.loads(out.stdout)
+    child = report["child"]
+    assert report["status"] == 0 and child["pid"] == report["pid"]
+    assert child["thread"] != child["pid"] and child["joined"] and child["main"]
+    assert child["hooks"] == []  # CPython's after-fork work was skipped: the point of it
 
 
 async def test_spawn_mode_works_and_says_so(monkeypatch: pytest.MonkeyPatch) -> None:

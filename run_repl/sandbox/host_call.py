@@ -6,7 +6,6 @@ whatever happens into one `CallOutcome` for the guest and the audit.
 from __future__ import annotations
 
 import asyncio
-import concurrent.futures
 import contextvars
 import inspect
 import sys
@@ -23,24 +22,13 @@ from .context import CancelledFlag, HostFunctionContext, Interrupt
 from .errors import ApprovalDenied, CodecError, ErrorCode, HostError, HostResultTooLarge
 from .handles import HandleTable
 from .host_functions import HostFunction, check_arguments, js_parameters
+from .host_threads import host_threads
 
 PREVIEW_TEXT_LIMIT = 4 * 1024  # of a call's arguments and result kept for a person to read
 
 Decision = Literal["approved", "denied", "refused", "pending"]
 # Awaited once per resumed run, before its first live host call; raising stops the run.
 ResumeGuard = Callable[[], Awaitable[None]]
-
-_EXECUTOR: concurrent.futures.ThreadPoolExecutor | None = None
-
-
-def _executor() -> concurrent.futures.ThreadPoolExecutor:
-    # Sync host functions run here, off the event loop; many may wait on I/O at once.
-    global _EXECUTOR
-    if _EXECUTOR is None:
-        _EXECUTOR = concurrent.futures.ThreadPoolExecutor(
-            max_workers=128, thread_name_prefix="run-repl-host"
-        )
-    return _EXECUTOR
 
 
 def start_call(
@@ -132,7 +120,7 @@ class _EagerStart(Coroutine[Any, Any, None]):
 def _on_a_thread(
     loop: asyncio.AbstractEventLoop, fn: Callable[..., Any], args: list[Any]
 ) -> asyncio.Future[Any]:
-    """Call a sync host function on a thread of the shared pool, in a copy of
+    """Call a sync host function on one of the process's host threads, in a copy of
     this context; the loop hears of its end once, directly (not through a
     concurrent future chained to an asyncio one: that costs more than a quick
     call itself)."""
@@ -149,7 +137,7 @@ def _on_a_thread(
         except RuntimeError:
             pass  # the loop has closed: nobody waits for this call any more
 
-    _executor().submit(work)
+    host_threads().submit(work)
     return future
 
 

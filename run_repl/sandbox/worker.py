@@ -42,7 +42,17 @@ _IN = 0
 _ERR = 2
 _STATUS = 3  # /proc/self/status, opened before the walls go up (-1: none)
 _CLEAR_REFS = 4  # /proc/self/clear_refs, likewise
-SPIN_SECONDS = 0.0002
+SPIN_SECONDS = 0.0002  # how long to poll for an answer before sleeping
+SPIN_LONG_SECONDS = 0.0005  # while answers come that fast (a sync host function's two thread hops)
+
+
+def next_spin(waited: float) -> float:
+    """How long to poll for the next answer, from how long this one took: the
+    longer poll only while it would have caught the answer, so a run whose
+    calls take milliseconds polls no longer than before."""
+    return SPIN_LONG_SECONDS if waited < SPIN_LONG_SECONDS else SPIN_SECONDS
+
+
 _proc_fds = {"status": -1, "clear_refs": -1}
 
 
@@ -219,6 +229,7 @@ class Worker:
         self.probe = probe  # tests only: probe the walls instead of running the snippet
         self.max_value_bytes = 0
         self.reader = frames.FrameReader()
+        self.spin = SPIN_SECONDS  # this run's poll for an answer (see next_spin)
         self.pending: deque[tuple[int, bytes]] = deque()  # a batch of answers, taken in order
         self.finished = False
         self.bridge_error: str | None = None
@@ -314,10 +325,13 @@ class Worker:
             pass
         return out
 
-    def read_frame(self, spin: float = SPIN_SECONDS) -> tuple[int, bytes]:
+    def read_frame(self, spin: float | None = None) -> tuple[int, bytes]:
         """The next frame from the parent. An answer usually comes within tens of
         microseconds, so poll briefly before sleeping: a wake-up costs more."""
-        spin_until = time.perf_counter() + spin
+        if self.pending:
+            return self.pending.popleft()
+        started = time.perf_counter()
+        spin_until = started + (self.spin if spin is None else spin)
         while not self.pending:
             try:
                 data = os.read(_IN, 1 << 20)
@@ -330,6 +344,8 @@ class Worker:
             if not data:
                 os._exit(0)  # the parent is gone or done with us
             self.pending.extend(self.reader.feed(data))
+        if spin is None:
+            self.spin = next_spin(time.perf_counter() - started)
         return self.pending.popleft()
 
     def fail_from_python(self, code: str, name: str, message: str, **extra: Any) -> None:

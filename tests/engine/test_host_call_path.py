@@ -131,3 +131,15 @@ async def test_a_call_cancelled_before_its_task_steps_gives_back_what_it_waits_f
     assert slots._value == 0  # still held by us: the cancelled call took nothing back
     slots.release()
     assert slots._value == 1
+
+
+def test_the_worker_polls_longer_only_while_answers_come_that_fast() -> None:
+    from run_repl.sandbox.worker import SPIN_LONG_SECONDS, SPIN_SECONDS, next_spin
+
+    assert SPIN_SECONDS < SPIN_LONG_SECONDS
+    # A sync host function's answer (two thread hops) often comes after the short poll:
+    assert next_spin(SPIN_SECONDS * 1.5) == SPIN_LONG_SECONDS
+    assert next_spin(0.00002) == SPIN_LONG_SECONDS
+    # Calls that take milliseconds: the longer poll would never catch them.
+    assert next_spin(SPIN_LONG_SECONDS) == SPIN_SECONDS
+    assert next_spin(0.004) == SPIN_SECONDS

@@ -208,6 +208,14 @@ class Confinement:
         self.landlock = 0 if "landlock" in skip else landlock_abi()
         self.layers: list[str] = []
         self.rlimits: dict[str, int] = {}
+        # What each worker passes to the kernel, made once here (in the template):
+        # in a forked child, building ctypes objects and types costs page copies.
+        self._cap_header = _CapHeader(_LINUX_CAPABILITY_VERSION_3, 0)
+        self._cap_data = (_CapData * 2)()
+        self._landlock_attr = _landlock_attr(self.landlock)
+        if self.libc is not None:
+            for name in ("prctl", "capset", "syscall"):
+                getattr(self.libc, name)  # ctypes looks each up once, then keeps it
 
     def available(self) -> list[str]:
         """The layers this machine can apply."""
@@ -258,21 +266,12 @@ class Confinement:
     def _drop_capabilities(self) -> bool:
         libc = self.libc
         libc.prctl(_PR_CAP_AMBIENT, _PR_CAP_AMBIENT_CLEAR_ALL, 0, 0, 0)
-        header = _CapHeader(_LINUX_CAPABILITY_VERSION_3, 0)
-        data = (_CapData * 2)()
-        return bool(libc.capset(ctypes.byref(header), data) == 0)
+        return bool(libc.capset(ctypes.byref(self._cap_header), self._cap_data) == 0)
 
     def _landlock(self) -> bool:
-        abi = self.landlock
-        if abi < 1:
+        attr = self._landlock_attr
+        if attr is None:
             return False
-        fs = _FS_RIGHTS_BY_ABI[max(k for k in _FS_RIGHTS_BY_ABI if k <= abi)]
-        fields = [fs]
-        if abi >= 4:
-            fields.append(_NET_BIND_CONNECT_TCP)
-        if abi >= 6:
-            fields.append(_SCOPE_ABSTRACT_UNIX_AND_SIGNAL)
-        attr = (ctypes.c_uint64 * len(fields))(*fields)
         libc = self.libc
         ruleset = libc.syscall(
             _SYS_LANDLOCK_CREATE_RULESET,
@@ -309,6 +308,18 @@ class Confinement:
         )
         if rc == 0:
             self.layers.append("seccomp")
+
+
+def _landlock_attr(abi: int) -> Any:
+    """The ruleset's attribute for this Landlock ABI: every right it can deny."""
+    if abi < 1:
+        return None
+    fields = [_FS_RIGHTS_BY_ABI[max(k for k in _FS_RIGHTS_BY_ABI if k <= abi)]]
+    if abi >= 4:
+        fields.append(_NET_BIND_CONNECT_TCP)
+    if abi >= 6:
+        fields.append(_SCOPE_ABSTRACT_UNIX_AND_SIGNAL)
+    return (ctypes.c_uint64 * len(fields))(*fields)
 
 
 def apply_rlimits(memory_bytes: int, timeout_ms: int) -> bool:

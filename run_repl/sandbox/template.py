@@ -77,6 +77,10 @@ class Template:
         # first run, the guest's first snippet.
         prepare_source.__wrapped__(WARM_UP)
         self.worker.ctx.eval("(async function () { return 1 + 1 })")
+        self.worker.ctx.memory()  # what each child's stats call: its symbols bound here
+        # Nothing here reads the environment after start: each child then has none to
+        # clear (the child still clears it, and says so in `confinement`).
+        os.environ.clear()
         self.raw_fork = _raw_fork()
         self.children: set[int] = set()
         self.inbox = bytearray()

@@ -167,6 +167,31 @@ class SpawnedWorker(WorkerProcess):
             return None
 
 
+class _Latch:
+    """Set once, by one thread (the template's reader); waited on by any. A
+    threading.Event costs a Condition and two locks to make, once per run."""
+
+    __slots__ = ("_lock", "_set")
+
+    def __init__(self) -> None:
+        self._lock = threading.Lock()
+        self._lock.acquire()
+        self._set = False
+
+    def set(self) -> None:
+        if not self._set:
+            self._set = True
+            self._lock.release()
+
+    def wait(self, timeout: float) -> bool:
+        if self._set:
+            return True
+        if self._lock.acquire(timeout=timeout):
+            self._lock.release()
+            return True
+        return False
+
+
 class ForkedWorker(WorkerProcess):
     """A child of the template. Its pid arrives a moment after the request; a
     kill asked for before then happens as soon as it does."""
@@ -181,8 +206,8 @@ class ForkedWorker(WorkerProcess):
         self._pid = 0
         self._pidfd = -1
         self._lock = threading.Lock()
-        self._forked = threading.Event()
-        self._exited = threading.Event()
+        self._forked = _Latch()
+        self._exited = _Latch()
         self.returncode: int | None = None
         self._kill_asked = False
         self._closed = False

@@ -9,6 +9,7 @@ import os
 import signal
 import subprocess
 import sys
+import threading
 import time
 from collections.abc import Callable
 
@@ -331,3 +332,20 @@ async def test_a_template_that_cannot_start_falls_back_to_spawning(
         assert result.error is not None and "ModuleNotFoundError" in result.error.message
     finally:
         pool.close()
+
+
+def test_a_workers_latch_wakes_every_waiter_once_set_and_stays_set() -> None:
+    latch = worker_pool._Latch()
+    assert latch.wait(0.01) is False  # not set: the wait ends at its timeout
+    woken: list[bool] = []
+    waiters = [threading.Thread(target=lambda: woken.append(latch.wait(5))) for _ in range(3)]
+    for waiter in waiters:
+        waiter.start()
+    time.sleep(0.02)
+    assert woken == []
+    latch.set()
+    latch.set()  # a second set changes nothing
+    for waiter in waiters:
+        waiter.join(5)
+    assert woken == [True, True, True]
+    assert latch.wait(0) is True and latch.wait(0.01) is True

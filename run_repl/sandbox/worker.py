@@ -143,7 +143,8 @@ class _Outbox:
         (waking it per item would cost a thread switch per host call)."""
         with self.lock:
             self.active = True
-            self.pending.notify()
+            if self.started:  # else nobody waits (a run that never logs or calls)
+                self.pending.notify()
 
     def _mark(self) -> None:
         if not self.lines and not self.frames:
@@ -415,10 +416,12 @@ class Worker:
         """Say READY, take one job, run it to its end, and exit."""
         f = self.f
         _OUTBOX.connect(f.frame, f.Kind.LOG_BATCH)
-        _write(f.frame(f.Kind.READY, json.dumps({"pid": os.getpid()}).encode()))
+        _write(f.frame(f.Kind.READY, b'{"pid": %d}' % os.getpid()))
         os.set_blocking(_IN, False)  # an ioctl: not allowed once the job's walls are up
         # No polling for the job: a spare waits far longer than a poll lasts, and
-        # would only take a core from the run in progress.
+        # would only take a core from the run in progress. (It sleeps first, so the
+        # read finds the job: a read that finds nothing raises.)
+        select.select([_IN], [], [])
         kind, payload = self.read_frame(spin=0.0)
         if kind != f.Kind.RUN:
             os._exit(65)

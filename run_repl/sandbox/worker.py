@@ -105,6 +105,7 @@ class _Outbox:
         self.pending = threading.Condition(self.lock)
         self.lines: list[str] = []  # console lines not yet in a frame
         self.frames: list[bytes] = []  # frames ready to go, in order
+        self.held = b""  # goes first, with whatever goes next (see hold)
         self.size = 0
         self.first_at = 0.0
         self.frame: Any = None
@@ -174,11 +175,22 @@ class _Outbox:
             self.lines = []
             self.frames.append(self.frame(self.kind, body))
 
-    def _flush_locked(self) -> None:
+    def hold(self, data: bytes) -> None:
+        """Send `data` ahead of whatever is sent next, not on its own: a frame the
+        parent needs before any other (PREPARED), but not at once. A quick run
+        then wakes its parent once, with everything, instead of twice."""
+        with self.lock:
+            self.held += data
+
+    def _take_locked(self) -> bytes:
         self._close_lines()
-        if self.frames:
-            data = b"".join(self.frames)
-            self.frames, self.size = [], 0
+        data = self.held + b"".join(self.frames) if self.frames else self.held
+        self.held, self.frames, self.size = b"", [], 0
+        return data
+
+    def _flush_locked(self) -> None:
+        data = self._take_locked()
+        if data:
             _write_raw(data)
 
     def flush(self) -> None:
@@ -186,9 +198,10 @@ class _Outbox:
             self._flush_locked()
 
     def write(self, data: bytes) -> None:
+        """Send `data` now, after what waits: in one write, so one wake-up."""
         with self.lock:
-            self._flush_locked()
-            _write_raw(data)
+            waiting = self._take_locked()
+            _write_raw(waiting + data if waiting else data)
 
     def _flusher(self) -> None:
         # An idle spare sleeps (it must not wake the machine); during a run,
@@ -409,7 +422,7 @@ class Worker:
                 f"Stripping the snippet's types failed: {type(exc).__name__}: {exc}",
             )
             self.exit()
-        _write(f.prepared_frame(prepared.to_wire(), prepared.code))
+        _OUTBOX.hold(f.prepared_frame(prepared.to_wire(), prepared.code))
         return prepared
 
     def serve(self) -> None:
@@ -469,12 +482,14 @@ class Worker:
                 self.fail_from_python("RUN_WORKER_CRASHED", "InternalError", self.bridge_error)
             if self.finished:
                 self.exit()
-            _OUTBOX.flush()  # the guest waits: what it sent must go now
+            # The guest waits: what it sent must go now (with IDLE, if nothing can
+            # wake it: the parent decides what that means; memory figures tell a
+            # swallowed out-of-memory from a stuck promise).
             if self.calls_closed >= self.calls_made:
-                # Nothing can wake the guest now: the parent decides what that means
-                # (memory figures tell a swallowed out-of-memory from a stuck promise).
                 stats = self._stats() if self.calls_made == 0 or self.calls_closed else {}
                 _write(f.frame(f.Kind.IDLE, json.dumps(stats).encode()))
+            else:
+                _OUTBOX.flush()
             kind, payload = self.read_frame()
             if kind == f.Kind.CALL_INTERRUPTED:
                 self.calls_closed += 1

@@ -91,6 +91,7 @@ def _end(proc: Any) -> None:
     except Exception:
         proc.kill()
         proc.wait()
+    proc.stdout.close()  # its "ready" pipe
 
 
 # ------------------------------------------------------------------ the zygote

@@ -179,6 +179,12 @@ def start_http(
     raise AssertionError(f"no address announced (exit {process.returncode})")
 
 
+def close_pipes(process: subprocess.Popen[str]) -> None:
+    for pipe in (process.stdout, process.stderr):
+        if pipe is not None:
+            pipe.close()
+
+
 async def test_the_same_tools_over_streamable_http(data: Path) -> None:
     process, url = start_http(data)
     try:
@@ -195,6 +201,7 @@ async def test_the_same_tools_over_streamable_http(data: Path) -> None:
         process.send_signal(signal.SIGINT)
         process.wait(timeout=30)
     assert process.stdout is not None and process.stdout.read() == ""  # stdout stays quiet
+    close_pipes(process)
     assert [r.status for r in kept_runs(data)] == ["ok"]
 
 
@@ -224,6 +231,7 @@ async def test_an_http_client_that_disconnects_mid_run_cancels_it(data: Path, ga
             client.kill()
         process.send_signal(signal.SIGINT)
         process.wait(timeout=30)
+        close_pipes(process)
 
 
 def test_http_says_when_its_port_is_taken(data: Path, capsys: pytest.CaptureFixture[str]) -> None:

@@ -79,6 +79,7 @@ class Template:
         prepare_source.__wrapped__(WARM_UP)
         self.worker.ctx.eval("(async function () { return 1 + 1 })")
         self.worker.ctx.memory()  # what each child's stats call: its symbols bound here
+        self.confinement.finish()  # the seccomp program, compiled meanwhile: before any fork
         # Nothing here reads the environment after start: each child then has none to
         # clear (the child still clears it, and says so in `confinement`).
         os.environ.clear()
@@ -289,6 +290,7 @@ def run_spawned(parent_pid: int, options: list[str]) -> None:
         from .worker import Worker, become_worker
 
         worker = Worker(Confinement(skip=_skipped(options)), "spawn", probe="--probe" in options)
+        worker.confinement.finish()
     except BaseException as exc:
         import traceback
 

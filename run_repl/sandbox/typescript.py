@@ -15,12 +15,12 @@ from __future__ import annotations
 
 import bisect
 import re
+import sys
 import threading
 from collections.abc import Iterable
 from dataclasses import dataclass
 from typing import Any
 
-import tree_sitter_typescript
 from tree_sitter import Language, Node, Parser, Query, QueryCursor, Tree
 
 from .errors import TypeScriptSyntaxError
@@ -53,7 +53,35 @@ class StrippedSource:
 
 # Loading the language and compiling the queries takes milliseconds: once per process.
 # A parser is not safe to share between threads, so each thread keeps its own.
-_LANGUAGE = Language(tree_sitter_typescript.language_typescript())
+def _typescript_grammar() -> object:
+    """tree-sitter-typescript's grammar, from its compiled module alone. Its
+    package imports importlib.resources (and with it pathlib, tempfile, shutil,
+    zlib, bz2, lzma, random) for query files stripping never reads: in the
+    template, memory every fork of a worker would copy."""
+    import importlib.machinery
+    import importlib.util
+
+    name = "tree_sitter_typescript._binding"
+    try:
+        module = sys.modules.get(name)
+        if module is None:
+            package = importlib.util.find_spec("tree_sitter_typescript")
+            places = package.submodule_search_locations if package else None
+            spec = importlib.machinery.PathFinder.find_spec("_binding", list(places or []))
+            if spec is None or spec.loader is None:
+                raise ImportError(name)
+            spec.name = name
+            module = importlib.util.module_from_spec(spec)
+            spec.loader.exec_module(module)
+            sys.modules[name] = module
+        return module.language_typescript()
+    except Exception:  # laid out otherwise: the package's own way
+        import tree_sitter_typescript
+
+        return tree_sitter_typescript.language_typescript()
+
+
+_LANGUAGE = Language(_typescript_grammar())
 _PARSERS = threading.local()
 
 

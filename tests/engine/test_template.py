@@ -17,6 +17,7 @@ import pytest
 
 from run_repl import Limits, get_host_function_context
 from run_repl.sandbox import worker_pool
+from run_repl.sandbox.confine import Confinement
 from run_repl.sandbox.runner import Runner
 from run_repl.sandbox.worker_pool import TemplateProcess, WorkerPool, WorkerProcess
 
@@ -349,3 +350,18 @@ def test_a_workers_latch_wakes_every_waiter_once_set_and_stays_set() -> None:
         waiter.join(5)
     assert woken == [True, True, True]
     assert latch.wait(0) is True and latch.wait(0.01) is True
+
+
+@pytest.mark.skipif(not sys.platform.startswith("linux"), reason="/proc/PID/maps: Linux")
+async def test_the_template_keeps_out_what_its_workers_never_use(pool: RecordingPool) -> None:
+    # Every fork copies the template's mappings and every exit drops them: libseccomp
+    # (compiled once in a helper child) and what tree-sitter-typescript's package
+    # imports for its query files stay out; the walls are still all there.
+    result = await Runner(pool=pool).run("1")
+    template = pool.template_pid
+    assert template is not None
+    with open(f"/proc/{template}/maps") as fh:
+        mapped = fh.read()
+    for library in ("libseccomp", "_lzma", "_bz2", "_posixsubprocess"):
+        assert library not in mapped, library
+    assert result.stats.confinement == Confinement().available()

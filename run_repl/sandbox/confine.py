@@ -153,7 +153,13 @@ class _SeccompCompile:
             self.program, self.done = seccomp_program(), True
             return
         read_fd, write_fd = os.pipe()
-        pid = os.fork()
+        try:
+            pid = os.fork()
+        except OSError:  # out of processes, say: compile in place
+            os.close(read_fd)
+            os.close(write_fd)
+            self.program, self.done = seccomp_program(), True
+            return
         if pid == 0:
             try:
                 os.close(read_fd)
@@ -177,7 +183,10 @@ class _SeccompCompile:
                 data += chunk
         finally:
             os.close(self.read_fd)
-            os.waitpid(self.pid, 0)
+            try:
+                os.waitpid(self.pid, 0)
+            except ChildProcessError:
+                pass  # reaped by someone else's SIGCHLD handler: it had finished
         if len(data) > 4:
             self.program = data[4:], struct.unpack_from("<i", data)[0]
         return self.program

@@ -136,8 +136,8 @@ class _CapData(ctypes.Structure):
 class _SeccompCompile:
     """The allow-list being compiled to BPF in a child process, so that
     libseccomp and its binding never load in this one: in the template their
-    imports took ~14 ms of its start, and their ~80 memory mappings made every
-    fork and exit of a worker dearer (measured: fork + exit + wait 480 -> 415 us
+    imports took ~14 ms of its start, and their memory mappings (78 in a bare
+    interpreter) made every fork and exit of a worker dearer (measured: fork + exit + wait 480 -> 415 us
     without them and tree-sitter-typescript's package imports). The template
     goes on loading QuickJS meanwhile; `result()` waits for the program."""
 
@@ -361,7 +361,9 @@ class Confinement:
     def lock(self, memory_bytes: int, timeout_ms: int) -> None:
         """The run's OS limits, then the system-call allow-list (for every thread
         there is, and every thread started later)."""
-        self.finish()  # done already where a worker is forked (see Template)
+        # A no-op where it is done right: before the walls, which close the pipe to the
+        # compiling child (the template before its first fork; a spawned worker).
+        self.finish()
         if apply_rlimits(memory_bytes, timeout_ms):
             self.layers.append("rlimits")
         # Read back while getrlimit is still allowed (for the test probe).

@@ -290,7 +290,7 @@ def run_spawned(parent_pid: int, options: list[str]) -> None:
         from .worker import Worker, become_worker
 
         worker = Worker(Confinement(skip=_skipped(options)), "spawn", probe="--probe" in options)
-        worker.confinement.finish()
+        worker.confinement.finish()  # before the walls close the compiling child's pipe
     except BaseException as exc:
         import traceback
 

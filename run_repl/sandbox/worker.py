@@ -184,7 +184,7 @@ class _Outbox:
 
     def _take_locked(self) -> bytes:
         self._close_lines()
-        data = self.held + b"".join(self.frames) if self.frames else self.held
+        data = (self.held + b"".join(self.frames)) if self.frames else self.held
         self.held, self.frames, self.size = b"", [], 0
         return data
 

@@ -23,8 +23,9 @@ POLL_S = 0.05  # how often a store that cannot push changes is read while someon
 class ApprovalWatch:
     """The waiters on one store's approval change counter, and its last value."""
 
-    def __init__(self, name: str) -> None:
+    def __init__(self, name: str, join_s: float = 1.0) -> None:
         self._name = name
+        self._join_s = join_s  # how long close() waits for the thread
         self._cond = threading.Condition()
         self._version: int | None = None  # None: not known (yet, or since a loss)
         self._stop = threading.Event()
@@ -120,13 +121,13 @@ class ApprovalWatch:
     def _loop(self) -> None:
         raise NotImplementedError
 
-    def close(self, join_s: float = 1.0) -> None:
+    def close(self) -> None:
         self._stop.set()
         with self._cond:
             self._cond.notify_all()
             thread = self._thread
         if thread is not None and thread is not threading.current_thread():
-            thread.join(timeout=join_s)
+            thread.join(timeout=self._join_s)
 
 
 class PollingWatch(ApprovalWatch):

@@ -32,7 +32,7 @@ class ApprovalListener(ApprovalWatch):
         read_version: Callable[[psycopg.Connection], int],
         name: str = "run-repl-listen",
     ) -> None:
-        super().__init__(name)
+        super().__init__(name, join_s=POLL_S * 4)
         self._connect = connect
         self._channel = channel
         self._read_version = read_version
@@ -67,9 +67,6 @@ class ApprovalListener(ApprovalWatch):
                         conn.close()
                     except psycopg.Error:
                         pass
-
-    def close(self, join_s: float = POLL_S * 4) -> None:
-        super().close(join_s)
 
 
 __all__ = ["ApprovalListener"]

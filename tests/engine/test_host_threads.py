@@ -7,6 +7,7 @@ import subprocess
 import sys
 import threading
 import time
+from collections.abc import Callable
 from pathlib import Path
 
 import pytest
@@ -15,19 +16,19 @@ from run_repl import create_runner
 from run_repl.sandbox.host_threads import HostThreads
 
 
-def _wait_for(predicate: object, seconds: float = 5.0) -> None:
+def _wait_for(predicate: Callable[[], bool], seconds: float = 5.0) -> None:
     deadline = time.monotonic() + seconds
-    while not predicate():  # type: ignore[operator]
+    while not predicate():
         assert time.monotonic() < deadline, "timed out"
         time.sleep(0.001)
 
 
-def _run_and_wait(pool: HostThreads, fn: object) -> None:
+def _run_and_wait(pool: HostThreads, fn: Callable[[], object]) -> None:
     done = threading.Event()
 
     def work() -> None:
         try:
-            fn()  # type: ignore[operator]
+            fn()
         finally:
             done.set()
 

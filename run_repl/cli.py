@@ -309,12 +309,13 @@ def _run(args: argparse.Namespace, output: Output) -> int:
 
 
 def _expand(args: argparse.Namespace, output: Output) -> int:
+    from .sandbox.nesting import ValueTooDeep
     from .sandbox.result_store import ResultRefNotFound
 
     with _workspace(args, output) as ws:
         try:
             page = ws.runner.expand(args.ref, args.offset, args.limit)
-        except ResultRefNotFound as exc:
+        except (ResultRefNotFound, ValueTooDeep) as exc:
             if args.json:
                 output.out.text(
                     safe_json(

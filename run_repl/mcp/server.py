@@ -33,6 +33,7 @@ from ..host.loader import describe
 from ..sandbox.approval import ApprovalPolicy
 from ..sandbox.errors import ResultRefNotFound
 from ..sandbox.limits import Limits
+from ..sandbox.nesting import ValueTooDeep
 from ..sandbox.result import RunResult
 from ..sandbox.result_store import MAX_PAGE
 from ..sandbox.value_window import BUDGET_LINES, leading_items
@@ -304,7 +305,7 @@ class RunReplMcp:
         limit = args.limit if args.limit is not None else min(BUDGET_LINES, MAX_PAGE)
         try:
             page = await asyncio.to_thread(self.ws.runner.expand, args.ref, args.offset, limit)
-        except ResultRefNotFound as exc:
+        except (ResultRefNotFound, ValueTooDeep) as exc:
             raise ToolError(exc.code, exc.message, exc.next_actions[0]) from None
         if args.offset >= page.total and (args.offset > 0 or page.total > 0):
             last = max(page.total - 1, 0)

@@ -14,6 +14,7 @@ import json
 from dataclasses import dataclass, field
 from typing import Any, Protocol
 
+from ..sandbox.nesting import ValueTooDeep
 from ..sandbox.result import RunResult
 from ..sandbox.result_store import MAX_PAGE, Page, ResultRefNotFound
 from . import formats
@@ -179,6 +180,8 @@ class ValuePager:
             except ResultRefNotFound:
                 self.gone = True
                 return PageRead(offset, [], self.total, GONE)
+            except ValueTooDeep as deep:
+                return PageRead(offset, [], self.total, deep.message)
             self.total = page.total
             items = page.items
         self.next_offset = offset + len(items)

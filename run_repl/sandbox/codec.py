@@ -27,6 +27,7 @@ from typing import Any
 
 from .errors import CodecError, HostResultTooLarge
 from .handles import HandleRef, HandleTable, is_handle
+from .nesting import MAX_DEPTH, ValueTooDeep, check_depth
 from .values import (
     NO_CAUSE,
     UNDEFINED,
@@ -45,7 +46,6 @@ from .values import (
 
 TAG = "\x00"
 MAX_SAFE = 2**53 - 1
-MAX_DEPTH = 256  # levels of nesting; deeper values are refused with their path
 _EPOCH = dt.datetime(1970, 1, 1, tzinfo=dt.UTC)
 _MIN_DATE_MS = (dt.datetime(1, 1, 1, tzinfo=dt.UTC) - _EPOCH) // dt.timedelta(milliseconds=1)
 _MAX_DATE_MS = (
@@ -203,12 +203,18 @@ def _plain_json(body: str) -> Any:
     return value if end == len(body) else json.loads(body)
 
 
-def decode(wire: str) -> Any:
-    """Decode a wire text made by the guest (or by `encode`)."""
+def decode(wire: str, *, arguments: bool = False) -> Any:
+    """Decode a wire text made by the guest (or by `encode`); `arguments`: it is a
+    list of a call's arguments, each of which may nest MAX_DEPTH levels."""
+    levels = MAX_DEPTH + 1 if arguments else MAX_DEPTH
     try:
-        return _decode(wire)
+        value = _decode(wire)
+        check_depth(value, levels, text=wire)  # the guest keeps to it; a broken guest might not
     except RecursionError:
         raise CodecError(f"a value nested deeper than {MAX_DEPTH} levels", "$") from None
+    except ValueTooDeep as deep:
+        raise CodecError(f"a value nested deeper than {MAX_DEPTH} levels", deep.path) from None
+    return value
 
 
 def _decode(wire: str) -> Any:
@@ -280,7 +286,7 @@ class _Encoder:
                 self.next_id += 1
                 prior[1][prior[2]] = {TAG: "#", "i": prior[3], "v": prior[0]}
             return {TAG: "@", "i": prior[3]}
-        if len(self.path) > MAX_DEPTH:
+        if len(self.path) >= MAX_DEPTH:  # this container is level len(path) + 1
             raise CodecError(f"a value nested deeper than {MAX_DEPTH} levels", self.where())
         self.seen[id(value)] = [None, holder, key, None]
         self.keep.append(value)

@@ -19,6 +19,7 @@ from . import codec
 from .errors import ErrorCode
 from .guest_errors import map_error
 from .limits import Limits
+from .nesting import MAX_DEPTH, ValueTooDeep, check_depth, loads
 from .result import (
     Interruption,
     LogLine,
@@ -35,7 +36,6 @@ from .value_window import Window, chunk_texts, window_of_chunks, window_of_value
 from .values import UNDEFINED, JSBigInt
 
 INLINE_LOGS = 50
-MAX_VALUE_DEPTH = 256
 
 
 @dataclass
@@ -155,17 +155,18 @@ def _window(outcome: SessionOutcome) -> Window:
         return window_of_chunks(
             report["path"], int(report["total"]), outcome.value_chunks, outcome.value_text or None
         )
-    return window_of_value(json.loads(outcome.value_text or "null"))
+    return window_of_value(loads(outcome.value_text or "null"))
 
 
 def _unreadable(outcome: SessionOutcome, run_id: str, exc: Exception) -> RunResult:
     """The run ended, but its report could not be read (a value nested too
     deep, fields of the wrong type...): say so, and keep the audit trail."""
-    if isinstance(exc, RecursionError):
+    if isinstance(exc, ValueTooDeep | RecursionError):
+        where = f" (at {exc.path})" if isinstance(exc, ValueTooDeep) else ""
         error = plain_error(
             ErrorCode.RUN_VALUE_NOT_SERIALIZABLE,
-            f"The run's value is nested too deeply to read: flatten it (at most {MAX_VALUE_DEPTH} "
-            "levels).",
+            f"The run's value nests deeper than {MAX_DEPTH} levels of arrays and objects{where}: "
+            "flatten it.",
         )
     else:
         error = plain_error(
@@ -220,8 +221,10 @@ def _value_kind(value: Any) -> ValueKind:
 def jsonable(value: Any) -> Any:
     """Host-side values as JSON data for the envelope (dates as ISO text, ...)."""
     try:
-        return json.loads(json.dumps(value, default=_json_default))
-    except (TypeError, ValueError):
+        data = json.loads(json.dumps(value, default=_json_default))
+        check_depth(data)
+        return data
+    except (TypeError, ValueError, RecursionError):  # too deep too: a person reads a preview
         return codec.preview(value)
 
 

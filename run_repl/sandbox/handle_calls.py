@@ -101,7 +101,7 @@ class HandleCalls:
             if found is None:
                 raise HandleProblem(ErrorCode.RUN_REPLAY_MISMATCH, f"{maker.path}() is gone")
             fn = found
-        args = codec.decode(maker.args_wire)
+        args = codec.decode(maker.args_wire, arguments=True)
         await self.resolve_arguments(args, maker.args_wire)
         result = await self.host_calls.remake(fn, args)
         self.table.expected = list(maker.handles)

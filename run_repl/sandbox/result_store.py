@@ -19,7 +19,7 @@ from typing import Any, Protocol, runtime_checkable
 from pydantic import BaseModel
 
 from .errors import ResultRefNotFound
-from .value_window import CHUNK_ITEMS
+from .value_window import CHUNK_ITEMS, check_items, load_chunk
 
 MAX_PAGE = 1000
 
@@ -89,9 +89,10 @@ def page_of(store: ResultStore, ref: str, offset: int = 0, limit: int = 100) -> 
     if offset < meta.total:
         first_chunk = offset // meta.chunk_items
         start = offset - first_chunk * meta.chunk_items
-        for text in chunks:
-            items.extend(json.loads(text))
+        for n, text in enumerate(chunks, first_chunk):
+            items.extend(load_chunk(text, meta.path, n * meta.chunk_items))
         items = items[start : start + limit]
+        check_items(items, meta.path, offset)
     end = offset + len(items)
     return Page(
         ref=ref,

@@ -462,7 +462,7 @@ class RunSession:
 
     def _on_host_call(self, seq: int, path: str, wire: str) -> None:
         try:
-            args = codec.decode(wire)
+            args = codec.decode(wire, arguments=True)
         except Exception:
             args = None
         on_handle = split_handle_path(path)

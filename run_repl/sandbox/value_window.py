@@ -29,6 +29,8 @@ from collections.abc import Iterable
 from dataclasses import dataclass, field
 from typing import Any
 
+from .nesting import MAX_DEPTH, ValueTooDeep, check_depth, loads, path_in_text
+
 BUDGET_LINES = 200
 REST_LINES = BUDGET_LINES // 2  # at most this much of the window for an object's other fields
 CHUNK_ITEMS = 1000
@@ -176,13 +178,46 @@ def window_of_value(value: Any) -> Window:
     )
 
 
+def _levels_above(path: str) -> int:
+    """Levels of the whole value around an item of a large value at `path`:
+    its array, and the object that holds the array."""
+    return 1 if path in ("$", "$lines", "$entries") else 2
+
+
+def load_chunk(text: str, path: str, offset: int) -> list[Any]:
+    """A chunk's items (the first is item `offset` of the value at `path`),
+    refused with ValueTooDeep if one nests too deep for json itself to read."""
+    try:
+        return json.loads(text)
+    except RecursionError:
+        inner = path_in_text(text, MAX_DEPTH - _levels_above(path) + 1)
+        raise ValueTooDeep(_item_path(inner, path, offset)) from None
+
+
+def check_items(items: list[Any], path: str, offset: int, text: str | None = None) -> None:
+    """Raise ValueTooDeep if an item of a large value (at `path`, from `offset`)
+    makes the whole value nest more than MAX_DEPTH levels."""
+    try:
+        # The items' list stands for the array they are in.
+        check_depth(items, MAX_DEPTH - _levels_above(path) + 1, text=text)
+    except ValueTooDeep as deep:
+        raise ValueTooDeep(_item_path(deep.path, path, offset)) from None
+
+
+def _item_path(inner: str, path: str, offset: int) -> str:
+    """A path `$[k]...` in a chunk or page that starts at item `offset`, as a path in the value."""
+    k, _, below = inner[2:].partition("]")
+    return f"{path}[{offset + int(k)}]{below}"
+
+
 def window_of_chunks(path: str, total: int, chunks: list[str], rest_text: str | None) -> Window:
     """The window of a large value the guest sent as chunks of items.
 
     Only the first chunk is decoded: a window never holds more than
     BUDGET_LINES items, and a chunk holds CHUNK_ITEMS."""
-    rest = json.loads(rest_text) if rest_text else None
-    first = json.loads(chunks[0]) if chunks else []
+    rest = loads(rest_text) if rest_text else None
+    first = load_chunk(chunks[0], path, 0) if chunks else []
+    check_items(first, path, 0, chunks[0] if chunks else None)  # the others as they are read
     window_rest, omitted = shown_rest(rest)
     shown = leading_items(first, window_rest)
     return Window(False, None, path, shown, rest, len(shown), total, chunks, window_rest, omitted)

@@ -220,6 +220,8 @@ async def test_without_consume_once_a_token_is_a_bearer_token() -> None:
 @pytest.mark.parametrize(
     "tail",
     [
+        "let a = []; for (let i = 0; i < 254; i++) a = [a]; return a",
+        "let a = []; for (let i = 0; i < 254; i++) a = [a]; return { a }",
         "let a = []; for (let i = 0; i < 3000; i++) a = [a]; return a",
         "let a = []; for (let i = 0; i < 3000; i++) a = [a]; return [a, ...Array(1500).fill(0)]",
         "try { bank.nope } catch (e) { Object.defineProperty(e, 'did_you_mean', {value: 5}) ; throw e }",

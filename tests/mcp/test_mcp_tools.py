@@ -287,6 +287,23 @@ async def test_an_offset_past_the_end_says_where_the_end_is(server: Server) -> N
 
 
 @shared
+async def test_a_page_holding_a_value_too_deep_is_a_tool_error_with_its_path(
+    server: Server,
+) -> None:
+    deep = "(() => { let a = []; for (let i = 0; i < 300; i++) a = [a]; return a })()"
+    run = await server.call("run", {"code": f"[...Array(1500).fill(0), {deep}]"})
+    ref = run.structured_content["value_ref"]
+    fine = await server.call("expand_result", {"value_ref": ref, "offset": 1000, "limit": 10})
+    deep_page = await server.call("expand_result", {"value_ref": ref, "offset": 1495})
+    assert fine.structured_content["items"] == [0] * 10
+    assert deep_page.is_error is True
+    error = deep_page.structured_content["error"]
+    assert error["code"] == "RUN_VALUE_NOT_SERIALIZABLE"
+    assert "$[1500][0][0]" in error["message"] and "200 levels" in error["message"]
+    assert error["next_actions"][0]["path"].startswith("$[1500]")
+
+
+@shared
 async def test_guest_text_in_the_words_is_escaped_for_terminals(server: Server) -> None:
     result = await server.call(
         "run", {"code": 'console.log("a\\u001b[2Jb\\u202e\\u2066"); "\\u009b31m"'}

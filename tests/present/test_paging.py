@@ -6,6 +6,7 @@ from typing import Any
 
 from run_repl.present import ValuePager, expand_lines, item_lines, items_header, plain_lines
 from run_repl.present.paging import FIRST_PAGE_ONLY, GONE
+from run_repl.sandbox.nesting import ValueTooDeep
 from run_repl.sandbox.result import RunResult, ValueWindow
 from run_repl.sandbox.result_store import Page, ResultRefNotFound
 
@@ -15,10 +16,13 @@ class Store:
         self.items = items
         self.reads: list[tuple[int, int]] = []
         self.lost = False
+        self.too_deep: int | None = None
 
     def expand(self, ref: str, offset: int = 0, limit: int = 100) -> Page:
         if self.lost:
             raise ResultRefNotFound(ref)
+        if self.too_deep is not None and offset <= self.too_deep < offset + limit:
+            raise ValueTooDeep(f"$[{self.too_deep}][0]")
         self.reads.append((offset, limit))
         chunk = self.items[offset : offset + limit]
         return Page(
@@ -118,3 +122,16 @@ def test_expand_lines_say_both_numbers() -> None:
         "$: no items from item 501 (there are 500)",
         "offsets count from 0: the last item, 500, is --offset 499",
     ]
+
+
+def test_a_page_with_an_item_too_deep_says_so_and_the_pager_goes_on() -> None:
+    store = Store(list(range(300)))
+    store.too_deep = 150
+    pager = ValuePager.of(result(66, 300))
+    assert pager is not None
+    read = pager.read(store, 132)
+    assert read.items == [] and "$[150][0]" in read.problem and "200 levels" in read.problem
+    text = "".join(t for ln in pager.page_lines(read) for _, t in ln)  # shown, not raised
+    assert "$[150][0]" in text
+    assert pager.read(store, 198).items == list(range(198, 264))  # the next page reads
+    assert not pager.gone

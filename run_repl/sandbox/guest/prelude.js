@@ -317,7 +317,7 @@ function pathText(parts) {
 // R (tags and shared references).
 class NotCloneable extends RealError {}
 
-const MAX_DEPTH = 256;  // levels of nesting a value may have; deeper is refused with its path
+const MAX_DEPTH = 200;  // levels of arrays and objects a value may nest (nesting.py says why)
 
 // Arguments that are only strings, booleans, null and plain numbers need no walk.
 function plainArgs(args) {
@@ -331,7 +331,8 @@ function plainArgs(args) {
   return true;
 }
 
-function encodeWire(root, rootName) {
+// `rootDepth` -1: the root is a list of values (a call's arguments), not a value.
+function encodeWire(root, rootName, rootDepth = 0) {
   if (isArray(root) && plainArgs(root)) return ["J", JSONstringify(root)];
   let tagged = false;
   let refs = false;
@@ -393,7 +394,7 @@ function encodeWire(root, rootName) {
       }
       return { [TAG]: "@", i: prior.id };
     }
-    if (depth > MAX_DEPTH) refuse("a value nested deeper than " + MAX_DEPTH + " levels");
+    if (depth >= MAX_DEPTH) refuse("a value nested deeper than " + MAX_DEPTH + " levels");
     const entry = { out: undefined, holder, key, id: undefined };
     if (isArray(v)) {
       const out = [];
@@ -518,7 +519,7 @@ function encodeWire(root, rootName) {
     return refuse(describeKind(v));
   }
 
-  const body = enc(root, top, 0, 0);
+  const body = enc(root, top, 0, rootDepth);
   top[0] = body;
   return [refs ? "R" : tagged ? "T" : "J", JSONstringify(top[0])];
 }
@@ -673,7 +674,7 @@ function findUnserializable(root) {
     if (kind === "function") return { path: pathText(path), what: "a function", hint: conversionHint(v) };
     if (v === null || kind !== "object") return null;
     if (call(setHas, stack, v)) return { path: pathText(path), what: "a cycle (the value refers back to itself)", hint: "return a copy without the back-reference" };
-    if (depth > MAX_DEPTH) return { path: pathText(path), what: "a value nested deeper than " + MAX_DEPTH + " levels", hint: "flatten it" };
+    if (depth >= MAX_DEPTH) return { path: pathText(path), what: "a value nested deeper than " + MAX_DEPTH + " levels", hint: "flatten it" };
     const brand = isArray(v) ? null : brandOf(v);
     if (brand || v instanceof RealWeakMap || v instanceof RealWeakSet ||
         call(isPrototypeOf, IteratorProto, v) || call(isPrototypeOf, AsyncIteratorProto, v)) {
@@ -773,7 +774,7 @@ function hostCall(path, args) {
   }
   let wire;
   try {
-    wire = encodeWire(args, "arguments");
+    wire = encodeWire(args, "arguments", -1);
   } catch (e) {
     if (e instanceof NotCloneable) {
       return refused(id, path, makeError("RUN_ARGUMENT_NOT_CLONEABLE",

@@ -1,0 +1,131 @@
+"""One nesting limit for values that cross the sandbox: a value at it runs and
+serializes; one past it fails the run (or its page) with where, the same on
+every Python; never an ok result that a store or front end cannot write."""
+
+from __future__ import annotations
+
+import json
+from typing import Any
+
+import pytest
+
+from run_repl import create_runner
+from run_repl.sandbox.codec import decode, encode
+from run_repl.sandbox.errors import CodecError
+from run_repl.sandbox.nesting import MAX_DEPTH, ValueTooDeep, check_depth
+
+
+def nested_js(levels: int) -> str:
+    """A JS expression: `levels` arrays, one inside the other."""
+    return f"(() => {{ let a = []; for (let i = 1; i < {levels}; i++) a = [a]; return a }})()"
+
+
+def nested(levels: int) -> list[Any]:
+    value: list[Any] = []
+    for _ in range(levels - 1):
+        value = [value]
+    return value
+
+
+def depth_of(value: Any) -> int:
+    depth = 0
+    while isinstance(value, list):
+        depth, value = depth + 1, value[0] if value else None
+    return depth
+
+
+@pytest.mark.parametrize(
+    "source, item_levels",
+    [
+        (f"return {nested_js(MAX_DEPTH)}", MAX_DEPTH - 1),
+        (f"return {{ x: {nested_js(MAX_DEPTH - 1)} }}", MAX_DEPTH - 2),
+        (f"return [{nested_js(MAX_DEPTH - 1)}, ...Array(1500).fill(0)]", MAX_DEPTH - 1),
+        (f"return {{ rows: [{nested_js(MAX_DEPTH - 2)}, ...Array(1500).fill(0)] }}", MAX_DEPTH - 2),
+    ],
+    ids=["whole", "member", "chunked", "chunked member"],
+)
+async def test_a_value_at_the_limit_runs_and_serializes(source: str, item_levels: int) -> None:
+    result = await create_runner().run(source)
+    assert result.status == "ok", result.error
+    # What a store, --json and the MCP server do with it:
+    dumped = json.loads(result.model_dump_json())
+    # Too tall to show inline: the window holds the array's (or member's) first item.
+    assert depth_of(dumped["value_window"]["items"][0]) == item_levels
+
+
+@pytest.mark.parametrize("levels", [MAX_DEPTH + 1, 254, 300, 1200, 3000])
+@pytest.mark.parametrize("shape", ["whole", "member", "chunked"])
+async def test_a_value_past_the_limit_fails_the_run_with_where(levels: int, shape: str) -> None:
+    deep = nested_js(levels)
+    source = {
+        "whole": f"return {deep}",
+        "member": f"return {{ x: {deep} }}",
+        "chunked": f"return [{deep}, ...Array(1500).fill(0)]",
+    }[shape]
+    result = await create_runner().run(source)
+    assert result.status == "error" and result.error is not None
+    assert result.error.code == "RUN_VALUE_NOT_SERIALIZABLE"
+    assert f"{MAX_DEPTH} levels" in result.error.message
+    where = {"whole": "$[0][0]", "member": "$.x[0]", "chunked": "$[0][0]"}[shape]
+    assert f"(at {where}" in result.error.message
+    result.model_dump_json()  # the failed run itself is always writable
+
+
+async def test_a_deep_item_in_a_later_chunk_fails_its_page_not_the_others() -> None:
+    runner = create_runner()
+    result = await runner.run(f"return [...Array(1500).fill(0), {nested_js(MAX_DEPTH + 5)}]")
+    assert result.status == "ok" and result.value_ref is not None
+    assert runner.expand(result.value_ref, 1000, 10).items == [0] * 10
+    with pytest.raises(ValueTooDeep) as caught:
+        runner.expand(result.value_ref, 1490, 20)
+    assert caught.value.code == "RUN_VALUE_NOT_SERIALIZABLE"
+    assert caught.value.path.startswith("$[1500][0][0]")
+    assert caught.value.next_actions[0]["path"] == caught.value.path
+
+
+async def test_host_call_arguments_and_results_keep_the_same_limit() -> None:
+    seen: list[Any] = []
+
+    def take(x: Any) -> int:
+        seen.append(x)
+        return 1
+
+    hosts = {"h": {"take": take, "give": lambda n: nested(n)}}
+    runner = create_runner()
+    ok = await runner.run(f"return await h.take({nested_js(MAX_DEPTH)})", hosts)
+    assert ok.status == "ok" and depth_of(seen[0]) == MAX_DEPTH
+    ok.model_dump_json()
+    refused = await runner.run(f"return await h.take({nested_js(MAX_DEPTH + 1)})", hosts)
+    assert refused.status == "error" and refused.error is not None
+    assert refused.error.code == "RUN_ARGUMENT_NOT_CLONEABLE"
+    assert f"{MAX_DEPTH} levels" in refused.error.message
+    assert len(seen) == 1  # the function never saw it
+    given = await runner.run(f"return await h.give({MAX_DEPTH + 1})", hosts)
+    assert given.status == "error" and given.error is not None
+    assert f"{MAX_DEPTH} levels" in given.error.message
+    # A host value at the limit crosses; wrapped once more by the snippet, it is refused.
+    wrapped = await runner.run(f"return [await h.give({MAX_DEPTH})]", hosts)
+    assert wrapped.status == "error" and wrapped.error is not None
+    assert wrapped.error.code == "RUN_VALUE_NOT_SERIALIZABLE"
+
+
+def test_the_codec_refuses_a_deep_wire_text_whoever_wrote_it() -> None:
+    assert depth_of(decode(encode(nested(MAX_DEPTH)))) == MAX_DEPTH
+    forged = "J" + "[" * (MAX_DEPTH + 1) + "]" * (MAX_DEPTH + 1)  # not through the prelude
+    with pytest.raises(CodecError) as caught:
+        decode(forged)
+    assert caught.value.path.startswith("$[0][0]")
+
+
+def test_check_depth_counts_levels_of_arrays_and_objects() -> None:
+    check_depth(nested(MAX_DEPTH))
+    check_depth({"a": [{"b": 1}]}, 3)
+    with pytest.raises(ValueTooDeep) as caught:
+        check_depth({"a": [1, {"b c": [[]]}], "z": []}, 4)
+    assert caught.value.path == '$.a[1]["b c"][0]'
+    with pytest.raises(ValueTooDeep) as caught:
+        check_depth(nested(MAX_DEPTH + 1))
+    # A long path keeps both ends and says how much is left out.
+    assert caught.value.path == "$" + "[0]" * 8 + "…(184 more)…" + "[0]" * 8
+    # The text's bracket count, when given, spares the walk of a shallow value.
+    check_depth(list(range(10_000)), text=json.dumps(list(range(10_000))))

@@ -162,11 +162,14 @@ def _unreadable(outcome: SessionOutcome, run_id: str, exc: Exception) -> RunResu
     """The run ended, but its report could not be read (a value nested too
     deep, fields of the wrong type...): say so, and keep the audit trail."""
     if isinstance(exc, ValueTooDeep | RecursionError):
-        where = f" (at {exc.path})" if isinstance(exc, ValueTooDeep) else ""
+        path = exc.path if isinstance(exc, ValueTooDeep) else None
         error = plain_error(
             ErrorCode.RUN_VALUE_NOT_SERIALIZABLE,
-            f"The run's value nests deeper than {MAX_DEPTH} levels of arrays and objects{where}: "
-            "flatten it.",
+            f"The run's value nests deeper than {MAX_DEPTH} levels of arrays and objects"
+            + (f" (at {path})" if path else "")
+            + ": flatten it.",
+            path=path,
+            hint=f"Return the data flattened: at most {MAX_DEPTH} levels of arrays and objects.",
         )
     else:
         error = plain_error(

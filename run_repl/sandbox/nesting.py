@@ -37,7 +37,11 @@ class ValueTooDeep(RunReplError, ValueError):
 
     @property
     def next_actions(self) -> list[dict[str, Any]]:
-        return next_actions(self.code, path=self.path, hint="Return the data flattened.")
+        return next_actions(
+            self.code,
+            path=self.path,
+            hint=f"Return the data flattened: at most {self.limit} levels of arrays and objects.",
+        )
 
 
 def check_depth(value: Any, limit: int = MAX_DEPTH, *, text: str | None = None) -> None:

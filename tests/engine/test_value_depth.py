@@ -68,6 +68,9 @@ async def test_a_value_past_the_limit_fails_the_run_with_where(levels: int, shap
     assert f"{MAX_DEPTH} levels" in result.error.message
     where = {"whole": "$[0][0]", "member": "$.x[0]", "chunked": "$[0][0]"}[shape]
     assert f"(at {where}" in result.error.message
+    assert result.error.path is not None and result.error.path.startswith(where)
+    [action] = result.error.next_actions
+    assert action.path == result.error.path and "flattened" in action.why  # type: ignore[attr-defined]
     result.model_dump_json()  # the failed run itself is always writable
 
 

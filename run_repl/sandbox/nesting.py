@@ -1,11 +1,12 @@
 """How deeply a value nests: one limit for every value that crosses the sandbox.
 
 The limit is ours, not a library's: pydantic refuses to serialize a tree past
-255 levels (the result's own fields included), and Python's `json` stops near
-1000 levels on 3.11 but reads far deeper on 3.12+. Without a limit of our own,
-a guest's deeply nested value made an ok result that a store, the MCP server
-or `--json` then failed to write, and the same snippet behaved differently on
-two Pythons. With it, such a value fails the run, with its path, everywhere.
+255 levels (the result's own fields included), the MCP SDK reads no message
+past 200, and Python's `json` stops near 1000 levels on 3.11 but reads far
+deeper on 3.12+. Without a limit of our own, a guest's deeply nested value
+made an ok result that a store or `--json` then failed to write, or an MCP
+client never read (it waited for the answer until its timeout), and the same
+snippet behaved differently on two Pythons. With it, such a value fails the run, with its path, everywhere.
 """
 
 from __future__ import annotations
@@ -17,7 +18,10 @@ from typing import Any
 
 from .errors import ErrorCode, RunReplError, next_actions
 
-MAX_DEPTH = 200  # levels of arrays and objects in one value (a scalar is level 0)
+# Levels of arrays and objects in one value (a scalar is level 0). Far below the
+# libraries' own limits, because front ends wrap values: pydantic serializes 255
+# levels and the MCP SDK's JSON reader (jiter) reads 200, message included.
+MAX_DEPTH = 128
 _IDENT = re.compile(r"[A-Za-z_$][A-Za-z0-9_$]*")  # as the guest writes paths
 _SHOWN_STEPS = 8  # of a too-deep path, at each end
 

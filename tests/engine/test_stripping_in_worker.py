@@ -36,7 +36,7 @@ async def test_nesting_past_the_bound_is_a_syntax_error_at_once() -> None:
     assert error is not None and error.code == "RUN_SYNTAX_ERROR"
     assert (error.line, error.column) == (1, 8 + MAX_NESTING_DEPTH)
     assert f"{MAX_NESTING_DEPTH:,} levels" in error.message
-    # Code at the bound runs (its value is not returned: values nest at most 200 levels).
+    # Code at the bound runs (not its value: values nest at most MAX_DEPTH levels).
     at_the_bound = "return " + "[" * 500 + "]" * 500 + ".length"
     result = await run(at_the_bound)
     assert result.status == "ok" and result.value == 1

@@ -16,6 +16,8 @@ import pytest_asyncio
 from conftest import seeded
 from mcp_harness import Server, in_own_task, mcp_server, text_of
 
+from run_repl.sandbox.nesting import MAX_DEPTH
+
 # One event loop for the module, as the shared server's client lives in it; the
 # group keeps the tests that share it on one xdist worker, so it starts once.
 pytestmark = pytest.mark.asyncio(loop_scope="module")
@@ -287,6 +289,27 @@ async def test_an_offset_past_the_end_says_where_the_end_is(server: Server) -> N
 
 
 @shared
+async def test_a_value_at_the_nesting_limit_comes_back_whole(server: Server) -> None:
+    # The most a run may return; the reply's own objects wrap it further (the SDK's
+    # reader stops at 200 levels: a client used to wait for such a reply forever).
+    def nested(levels: int) -> str:
+        return f"(() => {{ let a = []; for (let i = 1; i < {levels}; i++) a = [a]; return a }})()"
+
+    whole = await server.call("run", {"code": nested(MAX_DEPTH)})
+    assert whole.is_error is False, whole.structured_content
+    # An item of a large value: its array is the first level.
+    run = await server.call("run", {"code": f"[...Array(1500).fill(0), {nested(MAX_DEPTH - 1)}]"})
+    assert run.is_error is False, run.structured_content
+    ref = run.structured_content["value_ref"]
+    page = await server.call("expand_result", {"value_ref": ref, "offset": 1500, "limit": 1})
+    assert page.is_error is False
+    item, levels = page.structured_content["items"][0], 0
+    while isinstance(item, list):
+        item, levels = (item[0] if item else None), levels + 1
+    assert levels == MAX_DEPTH - 1  # the item of the value at the limit
+
+
+@shared
 async def test_a_page_holding_a_value_too_deep_is_a_tool_error_with_its_path(
     server: Server,
 ) -> None:
@@ -299,7 +322,7 @@ async def test_a_page_holding_a_value_too_deep_is_a_tool_error_with_its_path(
     assert deep_page.is_error is True
     error = deep_page.structured_content["error"]
     assert error["code"] == "RUN_VALUE_NOT_SERIALIZABLE"
-    assert "$[1500][0][0]" in error["message"] and "200 levels" in error["message"]
+    assert "$[1500][0][0]" in error["message"] and f"{MAX_DEPTH} levels" in error["message"]
     assert error["next_actions"][0]["path"].startswith("$[1500]")
 
 

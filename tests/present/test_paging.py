@@ -6,7 +6,7 @@ from typing import Any
 
 from run_repl.present import ValuePager, expand_lines, item_lines, items_header, plain_lines
 from run_repl.present.paging import FIRST_PAGE_ONLY, GONE
-from run_repl.sandbox.nesting import ValueTooDeep
+from run_repl.sandbox.nesting import MAX_DEPTH, ValueTooDeep
 from run_repl.sandbox.result import RunResult, ValueWindow
 from run_repl.sandbox.result_store import Page, ResultRefNotFound
 
@@ -130,7 +130,9 @@ def test_a_page_with_an_item_too_deep_says_so_and_the_pager_goes_on() -> None:
     pager = ValuePager.of(result(66, 300))
     assert pager is not None
     read = pager.read(store, 132)
-    assert read.items == [] and "$[150][0]" in read.problem and "200 levels" in read.problem
+    assert (
+        read.items == [] and "$[150][0]" in read.problem and f"{MAX_DEPTH} levels" in read.problem
+    )
     text = "".join(t for ln in pager.page_lines(read) for _, t in ln)  # shown, not raised
     assert "$[150][0]" in text
     assert pager.read(store, 198).items == list(range(198, 264))  # the next page reads

@@ -317,7 +317,7 @@ function pathText(parts) {
 // R (tags and shared references).
 class NotCloneable extends RealError {}
 
-const MAX_DEPTH = 200;  // levels of arrays and objects a value may nest (nesting.py says why)
+const MAX_DEPTH = 128;  // levels of arrays and objects a value may nest (nesting.py says why)
 
 // Arguments that are only strings, booleans, null and plain numbers need no walk.
 function plainArgs(args) {

@@ -6,7 +6,8 @@ past 200, and Python's `json` stops near 1000 levels on 3.11 but reads far
 deeper on 3.12+. Without a limit of our own, a guest's deeply nested value
 made an ok result that a store or `--json` then failed to write, or an MCP
 client never read (it waited for the answer until its timeout), and the same
-snippet behaved differently on two Pythons. With it, such a value fails the run, with its path, everywhere.
+snippet behaved differently on two Pythons. With it, such a value fails the
+run, with its path, everywhere.
 """
 
 from __future__ import annotations
@@ -33,7 +34,7 @@ class ValueTooDeep(RunReplError, ValueError):
 
     def __init__(self, path: str, limit: int = MAX_DEPTH) -> None:
         super().__init__(
-            f"The value at {path} nests deeper than {MAX_DEPTH} levels of arrays and objects, "
+            f"The value at {path} nests deeper than {limit} levels of arrays and objects, "
             "which run-repl does not keep or show: return it flattened."
         )
         self.path = path
@@ -76,11 +77,11 @@ def _path_below(value: Any, limit: int) -> str:
     # Depth first, each entry with its path as a chain of steps (shared, not copied).
     stack: list[tuple[Any, int, tuple[Any, ...]]] = [(value, 1, ())]
     while stack:
-        v, level, chain = stack.pop()
+        v, level, way = stack.pop()
         if level > limit:
             steps: list[str] = []
-            while chain:
-                step, chain = chain
+            while way:
+                step, way = way
                 steps.append(step)
             steps.reverse()
             return _path_text(steps)
@@ -88,7 +89,7 @@ def _path_below(value: Any, limit: int) -> str:
         children = [(k, x) for k, x in pairs if isinstance(x, list | dict)]
         for k, x in reversed(children):
             step = f"[{k}]" if isinstance(v, list) else _key_step(k)
-            stack.append((x, level + 1, (step, chain)))
+            stack.append((x, level + 1, (step, way)))
     return "$"  # not reached when check_depth found it too deep
 
 

@@ -206,26 +206,34 @@ def _plain_json(body: str) -> Any:
 def decode(wire: str, *, arguments: bool = False) -> Any:
     """Decode a wire text made by the guest (or by `encode`); `arguments`: it is a
     list of a call's arguments, each of which may nest MAX_DEPTH levels."""
+    # The guest keeps to the limit; a broken guest might not.
     levels = MAX_DEPTH + 1 if arguments else MAX_DEPTH
     try:
-        value = _decode(wire)
-        check_depth(value, levels, text=wire)  # the guest keeps to it; a broken guest might not
+        return _decode(wire, levels)
     except RecursionError:
         raise CodecError(f"a value nested deeper than {MAX_DEPTH} levels", "$") from None
     except ValueTooDeep as deep:
         raise CodecError(f"a value nested deeper than {MAX_DEPTH} levels", deep.path) from None
-    return value
 
 
-def _decode(wire: str) -> Any:
+def _decode(wire: str, levels: int) -> Any:
     mode, body = wire[:1], wire[1:]
     if mode == "J":
-        return _plain_json(body)
-    if mode == "T":
-        return json.loads(body, object_hook=_hook)
-    if mode == "R":
-        return _RefDecoder().walk(json.loads(body))
-    raise ValueError(f"not a wire text (starts with {mode!r})")
+        value = _plain_json(body)
+    elif mode == "T":
+        value = json.loads(body, object_hook=_hook)
+    elif mode == "R":
+        # Checked as the tree the text is, before references join it into a graph
+        # (shared parts walked as a tree could take forever; a cycle has no bottom).
+        # Tags nest deeper than the value they stand for: a defined container is
+        # wrapped once, a Map's entries twice.
+        tree = json.loads(body)
+        check_depth(tree, 4 * levels, text=body)
+        return _RefDecoder().walk(tree)
+    else:
+        raise ValueError(f"not a wire text (starts with {mode!r})")
+    check_depth(value, levels, text=body)
+    return value
 
 
 # ------------------------------------------------------------------ encoding

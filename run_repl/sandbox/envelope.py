@@ -19,7 +19,7 @@ from . import codec
 from .errors import ErrorCode
 from .guest_errors import map_error
 from .limits import Limits
-from .nesting import MAX_DEPTH, ValueTooDeep, check_depth, loads
+from .nesting import MAX_DEPTH, MAX_SHOWN_NODES, ValueTooDeep, check_depth, expands_past, loads
 from .result import (
     Interruption,
     LogLine,
@@ -130,7 +130,10 @@ def _build(
             status="interrupted",
             interruptions=[
                 Interruption(
-                    id=i.id, path=i.path, args=jsonable(i.args), payload=jsonable(i.payload)
+                    id=i.id,
+                    path=i.path,
+                    args=[jsonable(a) for a in i.args],
+                    payload=jsonable(i.payload),
                 )
                 for i in outcome.interrupts
             ],
@@ -222,7 +225,10 @@ def _value_kind(value: Any) -> ValueKind:
 
 
 def jsonable(value: Any) -> Any:
-    """Host-side values as JSON data for the envelope (dates as ISO text, ...)."""
+    """Host-side values as JSON data for the envelope (dates as ISO text, ...);
+    a preview instead when that cannot be done, or would be too big to read."""
+    if expands_past(value, MAX_SHOWN_NODES):
+        return codec.preview(value)
     try:
         data = json.loads(json.dumps(value, default=_json_default))
         check_depth(data)

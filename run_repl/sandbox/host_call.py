@@ -23,6 +23,7 @@ from .errors import ApprovalDenied, CodecError, ErrorCode, HostError, HostResult
 from .handles import HandleTable
 from .host_functions import HostFunction, check_arguments, js_parameters
 from .host_threads import host_threads
+from .nesting import MAX_SHOWN_NODES, expands_past
 
 PREVIEW_TEXT_LIMIT = 4 * 1024  # of a call's arguments and result kept for a person to read
 
@@ -415,6 +416,13 @@ class HostCallRunner:
             return "approved"
         if mode == "allow":
             return None
+        if expands_past(ctx.args):
+            # The question must be shown whole; this one cannot be.
+            raise _Refused(
+                f"{ctx.path}() was refused without asking: its arguments written out are "
+                f"over {MAX_SHOWN_NODES:,} values (parts they share repeat each time), too "
+                "many to show a person. Pass them without shared parts, or fewer."
+            )
         ctx.interrupt(
             {
                 "kind": "approval",

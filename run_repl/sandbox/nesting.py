@@ -23,6 +23,9 @@ from .errors import ErrorCode, RunReplError, next_actions
 # libraries' own limits, because front ends wrap values: pydantic serializes 255
 # levels and the MCP SDK's JSON reader (jiter) reads 200, message included.
 MAX_DEPTH = 128
+# Values of one argument (or payload) written out for a person to read: parts a
+# value shares are written once per use, so a few bytes can stand for 2 ** 40.
+MAX_SHOWN_NODES = 100_000
 _IDENT = re.compile(r"[A-Za-z_$][A-Za-z0-9_$]*")  # as the guest writes paths
 _SHOWN_STEPS = 8  # of a too-deep path, at each end
 
@@ -70,6 +73,22 @@ def check_depth(value: Any, limit: int = MAX_DEPTH, *, text: str | None = None) 
             return
         level = below
     raise ValueTooDeep(_path_below(value, limit), limit)
+
+
+def expands_past(value: Any, budget: int = MAX_SHOWN_NODES) -> bool:
+    """Whether `value` written out as JSON has more than `budget` values (a cycle:
+    endless). Stops counting at the budget, so it costs at most that much."""
+    stack, seen = [value], 0
+    while stack:
+        v = stack.pop()
+        seen += 1
+        if seen > budget:
+            return True
+        if isinstance(v, dict):
+            stack.extend(v.values())
+        elif isinstance(v, list | tuple | set | frozenset):
+            stack.extend(v)
+    return False
 
 
 def _path_below(value: Any, limit: int) -> str:

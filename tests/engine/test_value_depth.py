@@ -4,17 +4,15 @@ every Python; never an ok result that a store or front end cannot write."""
 
 from __future__ import annotations
 
-import asyncio
 import json
-import threading
+import subprocess
+import sys
 from typing import Any
 
 import pytest
 
 from run_repl import create_runner
-from run_repl.sandbox.approval import requires_approval
 from run_repl.sandbox.codec import decode, encode
-from run_repl.sandbox.context import get_host_function_context
 from run_repl.sandbox.errors import CodecError
 from run_repl.sandbox.nesting import MAX_DEPTH, ValueTooDeep, check_depth
 from run_repl.sandbox.result import RunResult
@@ -134,82 +132,94 @@ def shared_levels(levels: int) -> str:
 PAD = "Array.from({ length: 300 }, () => [])"  # brackets enough to need a real check
 
 
-async def test_shared_and_cyclic_arguments_still_cross_quickly() -> None:
-    seen: list[Any] = []
-    hosts = {"h": {"f": lambda x, pad: seen.append(x) or len(pad)}}
-    runner = create_runner()
-    cyclic = await runner.run(
-        f"const a = {{ n: 1 }}; a.self = a; return await h.f(a, {PAD})", hosts
+# Hosts for snippets run in a child process: a parent that hangs on an argument must
+# fail the test (the child is killed after 30 s), not hang the suite (a thread
+# stuck in C code holds the GIL, so the test could not even fail).
+CHILD = """
+import asyncio, json, sys
+from run_repl import create_runner
+from run_repl.sandbox.approval import requires_approval
+from run_repl.sandbox.context import get_host_function_context
+
+seen = []
+
+def take(x, pad):
+    seen.append(x)
+    return len(pad)
+
+@requires_approval
+def pay(x):
+    seen.append(x)
+    return 1
+
+def ask(x, n):
+    get_host_function_context().interrupt({"why": "big"})
+    return 1
+
+hosts = {"h": {"take": take, "pay": pay, "ask": ask}}
+result = asyncio.run(create_runner(secret=b"s" * 32).run(sys.argv[1], hosts))
+shared = [
+    bool(isinstance(x, dict) and x.get("self") is x)
+    or bool(isinstance(x, list) and len(x) == 2 and x[0] is x[1])
+    for x in seen
+]
+print(json.dumps({"result": json.loads(result.model_dump_json()), "shared": shared}))
+"""
+
+
+def run_in_child(source: str) -> tuple[RunResult, list[bool]]:
+    """The run's result, and for each value a host function took, whether it kept
+    its shared parts (a cycle, or one array twice)."""
+    try:
+        done = subprocess.run(
+            [sys.executable, "-c", CHILD, source],
+            capture_output=True,
+            text=True,
+            timeout=30,
+            check=True,
+        )
+    except subprocess.TimeoutExpired:
+        pytest.fail("the parent was still busy with an argument after 30 s")
+    out = json.loads(done.stdout)
+    return RunResult.model_validate(out["result"]), out["shared"]
+
+
+def test_shared_and_cyclic_arguments_still_cross_quickly() -> None:
+    cyclic, shared = run_in_child(
+        f"const a = {{ n: 1 }}; a.self = a; return await h.take(a, {PAD})"
     )
     assert cyclic.status == "ok", cyclic.error
-    assert seen[0]["self"] is seen[0]
+    assert shared == [True]
     # Checked as the tree the wire text is, not as the graph it decodes to: a walk of
     # the graph would visit 2 ** 40 arrays, and the parent's loop would never come back.
-    done = threading.Event()
-    outcome: list[Any] = []
-
-    def run_it() -> None:
-        source = f"return await h.f({shared_levels(40)}, {PAD})"
-        outcome.append(asyncio.run(create_runner().run(source, hosts)))
-        done.set()
-
-    threading.Thread(target=run_it, daemon=True).start()
-    assert done.wait(30), "the parent was still checking the argument after 30 s"
-    assert outcome[0].status == "ok", outcome[0].error
-    dag = seen[1]
-    assert dag[0] is dag[1]
-
-
-def run_in_thread(source: str, hosts: dict[str, Any]) -> RunResult:
-    """Run on a thread of its own, failing if it takes more than 30 s: a parent
-    that hangs must fail the test, not hang it."""
-    done = threading.Event()
-    outcome: list[RunResult] = []
-
-    def run_it() -> None:
-        outcome.append(asyncio.run(create_runner(secret=b"s" * 32).run(source, hosts)))
-        done.set()
-
-    threading.Thread(target=run_it, daemon=True).start()
-    assert done.wait(30), "the parent was still expanding an argument after 30 s"
-    return outcome[0]
+    dag, shared = run_in_child(f"return await h.take({shared_levels(40)}, {PAD})")
+    assert dag.status == "ok", dag.error
+    assert shared == [True]
 
 
 def test_an_approval_whose_arguments_cannot_be_shown_whole_is_refused_unasked() -> None:
     # Written out as JSON for the question, a value with shared parts grows as
     # 2 ** levels: 22 levels took 10 s of the parent's loop, 40 would never end.
-    ran: list[Any] = []
-
-    @requires_approval
-    def pay(x: Any) -> int:
-        ran.append(x)
-        return 1
-
-    result = run_in_thread(f"return await h.pay({shared_levels(40)})", {"h": {"pay": pay}})
+    result, taken = run_in_child(f"return await h.pay({shared_levels(40)})")
     assert result.status == "error" and result.error is not None
     assert result.error.code == "RUN_APPROVAL_DENIED"
     assert "too many to show a person" in result.error.message
     [call] = result.calls
-    assert call.decision == "refused" and ran == []
+    assert call.decision == "refused" and taken == []  # the function did not run
     # Arguments that share a few parts are still asked about, whole.
-    small = run_in_thread(f"return await h.pay({shared_levels(5)})", {"h": {"pay": pay}})
+    small, _ = run_in_child(f"return await h.pay({shared_levels(5)})")
     assert small.status == "interrupted"
     [question] = small.interruptions or []
     assert question.args[0][0] == question.args[0][1]  # written out twice, as JSON does
 
 
 def test_a_function_that_asks_itself_shows_such_an_argument_as_a_preview() -> None:
-    def pay(x: Any, n: int) -> int:
-        get_host_function_context().interrupt({"why": "big"})
-        return 1
-
-    result = run_in_thread(f"return await h.pay({shared_levels(40)}, 7)", {"h": {"pay": pay}})
+    result, _ = run_in_child(f"return await h.ask({shared_levels(40)}, 7)")
     assert result.status == "interrupted", result.error
     [question] = result.interruptions or []
     preview, seven = question.args
     assert isinstance(preview, str) and preview.startswith("[[[") and len(preview) <= 200
     assert seven == 7 and question.payload == {"why": "big"}
-    result.model_dump_json()
 
 
 def test_check_depth_counts_levels_of_arrays_and_objects() -> None:

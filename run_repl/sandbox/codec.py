@@ -203,11 +203,10 @@ def _plain_json(body: str) -> Any:
     return value if end == len(body) else json.loads(body)
 
 
-def decode(wire: str, *, arguments: bool = False) -> Any:
-    """Decode a wire text made by the guest (or by `encode`); `arguments`: it is a
-    list of a call's arguments, each of which may nest MAX_DEPTH levels."""
+def decode(wire: str, *, levels: int = MAX_DEPTH) -> Any:
+    """Decode a wire text made by the guest (or by `encode`), of a value that
+    nests at most `levels` levels (ARGUMENTS_DEPTH for a call's arguments)."""
     # The guest keeps to the limit; a broken guest might not.
-    levels = MAX_DEPTH + 1 if arguments else MAX_DEPTH
     try:
         return _decode(wire, levels)
     except RecursionError:
@@ -261,8 +260,14 @@ def _regexp_flags(pattern: re.Pattern[Any]) -> str:
 
 
 class _Encoder:
-    def __init__(self, max_bytes: int | None = None, handles: HandleTable | None = None) -> None:
+    def __init__(
+        self,
+        max_bytes: int | None = None,
+        handles: HandleTable | None = None,
+        levels: int = MAX_DEPTH,
+    ) -> None:
         self.handles = handles
+        self.levels = levels
         # A lower bound of the text's size, kept as the walk goes, so a value far
         # over the budget is refused long before it is all encoded.
         self.max_bytes = max_bytes
@@ -294,8 +299,8 @@ class _Encoder:
                 self.next_id += 1
                 prior[1][prior[2]] = {TAG: "#", "i": prior[3], "v": prior[0]}
             return {TAG: "@", "i": prior[3]}
-        if len(self.path) >= MAX_DEPTH:  # this container is level len(path) + 1
-            raise CodecError(f"a value nested deeper than {MAX_DEPTH} levels", self.where())
+        if len(self.path) >= self.levels:  # this container is level len(path) + 1
+            raise CodecError(f"a value nested deeper than {self.levels} levels", self.where())
         self.seen[id(value)] = [None, holder, key, None]
         self.keep.append(value)
         return None
@@ -512,8 +517,14 @@ class _Encoder:
         raise CodecError(f"a {type(v).__name__}", self.where())
 
 
-def encode(value: Any, *, max_bytes: int | None = None, handles: HandleTable | None = None) -> str:
-    """Encode a Python value as a wire text for the guest.
+def encode(
+    value: Any,
+    *,
+    max_bytes: int | None = None,
+    handles: HandleTable | None = None,
+    levels: int = MAX_DEPTH,
+) -> str:
+    """Encode a Python value (nesting at most `levels` levels) as a wire text for the guest.
 
     Raises CodecError, naming the path, for what JavaScript cannot hold, and
     HostResultTooLarge when the text would be over `max_bytes`. With `handles`,
@@ -533,7 +544,7 @@ def encode(value: Any, *, max_bytes: int | None = None, handles: HandleTable | N
         return "J" + text
     if max_bytes is not None:
         _refuse_if_clearly_over(value, max_bytes)
-    enc = _Encoder(max_bytes, handles)
+    enc = _Encoder(max_bytes, handles, levels)
     top: list[Any] = [None]
     try:
         top[0] = enc.enc(value, top, 0)

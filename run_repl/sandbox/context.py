@@ -15,6 +15,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from . import codec
+from .nesting import PAYLOAD_DEPTH
 
 
 class Interrupt(BaseException):
@@ -87,7 +88,7 @@ class HostFunctionContext:
 
         Never returns. The payload must be data that can cross the boundary."""
         try:
-            codec.encode(payload)
+            codec.encode(payload, levels=PAYLOAD_DEPTH)
         except codec.CodecError as exc:
             raise TypeError(f"interrupt payload is not data: {exc}") from None
         self._interrupted = True

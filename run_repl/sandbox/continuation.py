@@ -27,6 +27,7 @@ from typing import Any
 
 from . import codec
 from .errors import ContinuationInvalid, SecretTooShort
+from .nesting import PAYLOAD_DEPTH
 from .replay import LedgerEntry, PendingInterrupt
 
 PREFIX = "rrc1"
@@ -259,7 +260,9 @@ class ContinuationSigner:
                     wire=c["wire"],
                     elapsed_ms=float(c["t"]),
                     interruption_id=c["int"],
-                    payload=codec.decode(c["payload"]) if c.get("payload") else None,
+                    payload=codec.decode(c["payload"], levels=PAYLOAD_DEPTH)
+                    if c.get("payload")
+                    else None,
                     by_policy=c.get("pol") is True,
                     handles={int(k): str(v) for k, v in (c.get("h") or {}).items()},
                     args_wire=c.get("aw"),
@@ -287,4 +290,4 @@ def _payload_wire(entry: LedgerEntry) -> str | None:
     """An interrupt's payload travels encoded, so it comes back the same type."""
     if entry.interruption_id is None or entry.payload is None:
         return None
-    return codec.encode(entry.payload)
+    return codec.encode(entry.payload, levels=PAYLOAD_DEPTH)

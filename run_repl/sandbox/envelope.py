@@ -19,7 +19,15 @@ from . import codec
 from .errors import ErrorCode
 from .guest_errors import map_error
 from .limits import Limits
-from .nesting import MAX_DEPTH, MAX_SHOWN_NODES, ValueTooDeep, check_depth, expands_past, loads
+from .nesting import (
+    MAX_DEPTH,
+    MAX_SHOWN_NODES,
+    PAYLOAD_DEPTH,
+    ValueTooDeep,
+    check_depth,
+    expands_past,
+    loads,
+)
 from .result import (
     Interruption,
     LogLine,
@@ -133,7 +141,7 @@ def _build(
                     id=i.id,
                     path=i.path,
                     args=[jsonable(a) for a in i.args],
-                    payload=jsonable(i.payload),
+                    payload=jsonable(i.payload, PAYLOAD_DEPTH),
                 )
                 for i in outcome.interrupts
             ],
@@ -224,14 +232,14 @@ def _value_kind(value: Any) -> ValueKind:
     return "object"
 
 
-def jsonable(value: Any) -> Any:
+def jsonable(value: Any, levels: int = MAX_DEPTH) -> Any:
     """Host-side values as JSON data for the envelope (dates as ISO text, ...);
     a preview instead when that cannot be done, or would be too big to read."""
     if expands_past(value, MAX_SHOWN_NODES):
         return codec.preview(value)
     try:
         data = json.loads(json.dumps(value, default=_json_default))
-        check_depth(data)
+        check_depth(data, levels)
         return data
     except (TypeError, ValueError, RecursionError):  # too deep too: a person reads a preview
         return codec.preview(value)

@@ -13,6 +13,7 @@ from .errors import ErrorCode
 from .handles import HandleMismatch, HandleRef, HandleTable, handle_member, split_handle_path
 from .host_call import HostCallRunner
 from .host_functions import HostFunction, HostManifest, is_async_callable
+from .nesting import ARGUMENTS_DEPTH
 from .replay import LedgerEntry, handle_maker
 
 # How a handle looks in a wire text (the guest writes the tag's NUL as an escape).
@@ -101,7 +102,7 @@ class HandleCalls:
             if found is None:
                 raise HandleProblem(ErrorCode.RUN_REPLAY_MISMATCH, f"{maker.path}() is gone")
             fn = found
-        args = codec.decode(maker.args_wire, arguments=True)
+        args = codec.decode(maker.args_wire, levels=ARGUMENTS_DEPTH)
         await self.resolve_arguments(args, maker.args_wire)
         result = await self.host_calls.remake(fn, args)
         self.table.expected = list(maker.handles)

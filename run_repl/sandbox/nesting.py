@@ -23,6 +23,8 @@ from .errors import ErrorCode, RunReplError, next_actions
 # libraries' own limits, because front ends wrap values: pydantic serializes 255
 # levels and the MCP SDK's JSON reader (jiter) reads 200, message included.
 MAX_DEPTH = 128
+ARGUMENTS_DEPTH = MAX_DEPTH + 1  # a call's list of arguments, each a value
+PAYLOAD_DEPTH = MAX_DEPTH + 2  # an approval's payload holds them: {"args": [value, ...]}
 # Values of one argument (or payload) written out for a person to read: parts a
 # value shares are written once per use, so a few bytes can stand for 2 ** 40.
 MAX_SHOWN_NODES = 100_000

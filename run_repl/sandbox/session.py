@@ -40,6 +40,7 @@ from .host_call import (
 )
 from .host_functions import HostFunction, HostManifest, did_you_mean
 from .limits import Limits, near_memory_limit
+from .nesting import ARGUMENTS_DEPTH
 from .replay import (
     Answer,
     LedgerEntry,
@@ -462,7 +463,7 @@ class RunSession:
 
     def _on_host_call(self, seq: int, path: str, wire: str) -> None:
         try:
-            args = codec.decode(wire, arguments=True)
+            args = codec.decode(wire, levels=ARGUMENTS_DEPTH)
         except Exception:
             args = None
         on_handle = split_handle_path(path)

@@ -12,6 +12,7 @@ from typing import Any
 import pytest
 
 from run_repl import create_runner
+from run_repl.sandbox.approval import requires_approval
 from run_repl.sandbox.codec import decode, encode
 from run_repl.sandbox.errors import CodecError
 from run_repl.sandbox.nesting import MAX_DEPTH, ValueTooDeep, check_depth
@@ -115,6 +116,34 @@ async def test_host_call_arguments_and_results_keep_the_same_limit() -> None:
     assert wrapped.error.code == "RUN_VALUE_NOT_SERIALIZABLE"
 
 
+async def test_an_approval_of_an_argument_at_the_limit_is_asked_whole_and_resumes() -> None:
+    # The policy's payload holds the arguments two levels down ({"args": [...]}).
+    paid: list[Any] = []
+
+    @requires_approval
+    def pay(x: Any) -> int:
+        paid.append(x)
+        return 1
+
+    hosts = {"h": {"pay": pay}}
+    runner = create_runner(secret=b"s" * 32)
+    source = f"return await h.pay({nested_js(MAX_DEPTH)})"
+    first = await runner.run(source, hosts)
+    assert first.status == "interrupted", first.error
+    [question] = first.interruptions or []
+    assert question.payload["kind"] == "approval" and question.payload["message"]
+    assert depth_of(question.args[0]) == MAX_DEPTH == depth_of(question.payload["args"][0])
+    first.model_dump_json()
+    done = await runner.run(
+        source,
+        hosts,
+        continuation=first.continuation,
+        resolutions=[{"interruption_id": question.id, "value": True}],
+    )
+    assert done.status == "ok" and done.value == 1, done.error
+    assert len(paid) == 1 and depth_of(paid[0]) == MAX_DEPTH
+
+
 def test_the_codec_refuses_a_deep_wire_text_whoever_wrote_it() -> None:
     assert depth_of(decode(encode(nested(MAX_DEPTH)))) == MAX_DEPTH
     forged = "J" + "[" * (MAX_DEPTH + 1) + "]" * (MAX_DEPTH + 1)  # not through the prelude
@@ -138,6 +167,7 @@ PAD = "Array.from({ length: 300 }, () => [])"  # brackets enough to need a real 
 CHILD = """
 import asyncio, json, sys
 from run_repl import create_runner
+from run_repl.sandbox.approval import requires_approval
 from run_repl.sandbox.approval import requires_approval
 from run_repl.sandbox.context import get_host_function_context
 

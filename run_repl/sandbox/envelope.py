@@ -21,7 +21,6 @@ from .guest_errors import map_error
 from .limits import Limits
 from .nesting import (
     MAX_DEPTH,
-    MAX_SHOWN_NODES,
     PAYLOAD_DEPTH,
     ValueTooDeep,
     check_depth,
@@ -235,7 +234,7 @@ def _value_kind(value: Any) -> ValueKind:
 def jsonable(value: Any, levels: int = MAX_DEPTH) -> Any:
     """Host-side values as JSON data for the envelope (dates as ISO text, ...);
     a preview instead when that cannot be done, or would be too big to read."""
-    if expands_past(value, MAX_SHOWN_NODES):
+    if expands_past(value):
         return codec.preview(value)
     try:
         data = json.loads(json.dumps(value, default=_json_default))

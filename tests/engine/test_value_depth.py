@@ -263,5 +263,5 @@ def test_check_depth_counts_levels_of_arrays_and_objects() -> None:
     # A long path keeps both ends and says how much is left out.
     hidden = MAX_DEPTH - 16  # steps to the container past the limit, less 8 at each end
     assert caught.value.path == "$" + "[0]" * 8 + f"…({hidden} more)…" + "[0]" * 8
-    # The text's bracket count, when given, spares the walk of a shallow value.
+    # A long flat value passes.
     check_depth(list(range(10_000)), text=json.dumps(list(range(10_000))))

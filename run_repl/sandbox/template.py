@@ -16,8 +16,9 @@ when the parent closes the socket or dies, killing its children first; each
 child also dies with the template (PR_SET_PDEATHSIG, and a watch on getppid).
 
 Run with `--spawn`, the same script is one worker on its stdin and stdout:
-the fallback where fork is unavailable. `--probe` and `--skip LAYER` exist
-for tests only (see `confine.probe_walls`); nothing a snippet does reaches them.
+the fallback where fork is unavailable. `--probe`, `--skip LAYER` and
+`--no-warm` exist for tests only (see `confine.probe_walls` and
+`Worker.warm`); nothing a snippet does reaches them.
 
 Control messages (`CONTROL`: kind, then three int32):
 
@@ -53,7 +54,6 @@ FAILED = ord("X")
 FORKED = ord("P")
 EXITED = ord("E")
 PARENT_WATCH_S = 1.0  # how often an idle template checks that its parent lives
-WARM_UP = "type Row = { id: number }\nconst rows: Row[] = [{ id: 1 }]\nrows.length as number"
 
 
 class Template:
@@ -63,7 +63,7 @@ class Template:
         self, control: socket.socket, parent_pid: int, stderr: int, options: list[str]
     ) -> None:
         from .confine import Confinement
-        from .source import prepare_source
+        from .source import WARM_UP_SOURCE, prepare_source
         from .worker import Worker, become_worker
 
         self.control = control
@@ -73,10 +73,12 @@ class Template:
         self.become_worker = become_worker
         self.confinement = Confinement(skip=_skipped(options))
         self.confinement.name_process("run-repl-tmpl")
-        self.worker = Worker(self.confinement, "fork", probe="--probe" in options)
+        self.worker = Worker(
+            self.confinement, "fork", probe="--probe" in options, warm_up="--no-warm" not in options
+        )
         # Warm what each child would otherwise build: the parser, the queries'
         # first run, the guest's first snippet.
-        prepare_source.__wrapped__(WARM_UP)
+        prepare_source.__wrapped__(WARM_UP_SOURCE)
         self.worker.ctx.eval("(async function () { return 1 + 1 })")
         self.worker.ctx.memory()  # what each child's stats call: its symbols bound here
         self.confinement.finish()  # the seccomp program, compiled meanwhile: before any fork
@@ -289,7 +291,12 @@ def run_spawned(parent_pid: int, options: list[str]) -> None:
         from .confine import Confinement
         from .worker import Worker, become_worker
 
-        worker = Worker(Confinement(skip=_skipped(options)), "spawn", probe="--probe" in options)
+        worker = Worker(
+            Confinement(skip=_skipped(options)),
+            "spawn",
+            probe="--probe" in options,
+            warm_up="--no-warm" not in options,
+        )
         worker.confinement.finish()  # before the walls close the compiling child's pipe
     except BaseException as exc:
         import traceback

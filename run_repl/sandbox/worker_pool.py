@@ -497,7 +497,8 @@ class WorkerPool:
     ) -> None:
         self.spares = spares
         # Tests only: "--probe" (workers report what their walls stop instead of
-        # running a snippet) and "--skip", LAYER (as on a machine without it).
+        # running a snippet), "--skip", LAYER (as on a machine without it) and
+        # "--no-warm" (a waiting spare never warms up: see Worker.warm).
         self._options = _test_options
         self.mode: WorkerMode = mode or default_mode()
         self.fallback_reason: str | None = None  # why a fork pool spawns instead

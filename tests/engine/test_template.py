@@ -365,3 +365,66 @@ async def test_the_template_keeps_out_what_its_workers_never_use(pool: Recording
     for library in ("libseccomp", "_lzma", "_bz2", "_posixsubprocess"):
         assert library not in mapped, library
     assert result.stats.confinement == Confinement().available()
+
+
+def _private_bytes(pid: int) -> int:
+    """What a process holds alone (copied or its own), from /proc (Linux)."""
+    with open(f"/proc/{pid}/smaps_rollup") as fh:
+        return sum(
+            int(line.split()[1]) * 1024
+            for line in fh
+            if line.startswith(("Private_Clean:", "Private_Dirty:"))
+        )
+
+
+# What a snippet sees of the context it starts in: a warm-up must leave no trace there.
+_CONTEXT_PRINT = """
+const names = Object.getOwnPropertyNames(globalThis).sort()
+const rows: { id: number }[] = [{ id: 1 }]
+return { names: names.join(","), count: names.length, rows: rows.length as number }
+"""
+
+
+@pytest.mark.skipif(not os.path.exists("/proc/self/smaps_rollup"), reason="smaps_rollup: Linux")
+async def test_a_spare_that_waits_warms_up_and_its_run_starts_as_any_other() -> None:
+    # Between runs (a person reading, an agent thinking) a waiting spare makes now the
+    # page copies its run would otherwise make first; in a burst, jobs come sooner
+    # than WARM_AFTER_S and nothing changes.
+    private: dict[str, int] = {}
+    seen: dict[str, object] = {}
+    for name, options in (("cold", ("--no-warm",)), ("warm", ())):
+        pool = WorkerPool(_test_options=options)
+        try:
+            assert await asyncio.to_thread(pool.warm, 20.0)
+            spare = pool._ready[0]
+            # Far past WARM_AFTER_S; a slow machine gets longer before it counts as cold.
+            deadline = time.monotonic() + 10.0
+            await asyncio.sleep(0.3)
+            private[name] = _private_bytes(spare.pid)
+            while name == "warm" and private[name] - private["cold"] < 128 * 1024:
+                if time.monotonic() > deadline:
+                    break
+                await asyncio.sleep(0.1)
+                private[name] = _private_bytes(spare.pid)
+            result = await Runner(pool=pool).run(_CONTEXT_PRINT)
+            assert result.status == "ok", result.error
+            seen[name] = result.value
+        finally:
+            pool.close()
+    assert private["warm"] - private["cold"] >= 128 * 1024, private
+    assert seen["warm"] == seen["cold"]
+
+
+async def test_a_job_that_comes_while_its_spare_warms_up_is_served() -> None:
+    # Runs each a little after the last, so some jobs find their spare warming up.
+    pool = WorkerPool()
+    runner = Runner(pool=pool)
+    try:
+        values = []
+        for i in range(12):
+            await asyncio.sleep(0.004 + 0.0005 * i)
+            result = await runner.run(f"const n: number = {i}\nn * 2")
+            values.append(result.value)
+        assert values == [i * 2 for i in range(12)]
+    finally:
+        pool.close()

@@ -17,6 +17,7 @@ import hashlib
 import hmac
 import json
 import os
+import re
 import secrets
 import time
 import zlib
@@ -40,10 +41,13 @@ def _b64(data: bytes) -> str:
     return base64.urlsafe_b64encode(data).rstrip(b"=").decode("ascii")
 
 
+# Checked by a regex, not character by character in Python: a token may be megabytes,
+# and it is read on the event loop (11 MB: the check took ~350 ms that way, 12 ms so).
+_BASE64URL = re.compile(r"[A-Za-z0-9_-]+")
+
+
 def _unb64(text: str) -> bytes:
-    if not text or any(
-        c not in "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789-_" for c in text
-    ):
+    if not _BASE64URL.fullmatch(text):
         raise ContinuationInvalid("the token is not base64url")
     try:
         raw = base64.urlsafe_b64decode(text + "=" * (-len(text) % 4))

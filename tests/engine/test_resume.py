@@ -20,6 +20,7 @@ from run_repl import (
     run,
 )
 from run_repl.sandbox.continuation import ContinuationSigner
+from run_repl.sandbox.errors import ContinuationInvalid
 from run_repl.sandbox.host_functions import build_manifest
 
 SECRET = "s" * 40
@@ -526,3 +527,30 @@ async def test_pending_approval_survives_the_process_and_is_resumed_once(
     log = (tmp_path / "side_effects.log").read_text().splitlines()
     assert log == ["list", "refund o1"]
     assert SqliteStore(db).get_approval(saved[0].id).status == "approved"
+
+
+def test_a_token_spelled_outside_base64url_is_refused_as_such() -> None:
+    # One spelling per token: standard base64's "+" and "/", padding, blanks, and
+    # letters or digits outside ASCII (which str methods would call alphanumeric).
+    signer = ContinuationSigner(SECRET.encode())
+    manifest = build_manifest({"h": {"gate": lambda: 1}})
+    token = signer.sign(
+        source="await h.gate()",
+        manifest_digest=manifest.digest,
+        context=None,
+        logical_run_id="run_1",
+        seed=[1, 2, 3, 4],
+        clock_ms=0,
+        elapsed_ms=1.0,
+        ledger=[],
+        settle_order=[],
+        interrupts=[],
+    )
+    prefix, data, mac = token.split(".")
+    # The signature is read first (the data is checked against it, then decoded).
+    for bad_mac in [mac[:5] + c + mac[6:] for c in ("+", "/", " ", "\n", "é", "\uff11", "\u0660")]:
+        for bad in (f"{prefix}.{data}.{bad_mac}", f"{prefix}.{data}.{mac}=", f"{prefix}.{data}."):
+            with pytest.raises(ContinuationInvalid, match="not base64url"):
+                signer.verify(
+                    bad, source="await h.gate()", manifest_digest=manifest.digest, context=None
+                )

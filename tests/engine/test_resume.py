@@ -288,7 +288,8 @@ async def test_tampered_and_truncated_tokens_are_refused_before_any_call() -> No
         assert result.error.next_actions[0].type == "run_again"
 
 
-def test_ten_thousand_mutations_are_all_refused() -> None:
+def _signed_token() -> tuple[ContinuationSigner, Any, str]:
+    """A signer, the manifest it signed for, and a token of a run that made no call."""
     signer = ContinuationSigner(SECRET.encode())
     manifest = build_manifest({"h": {"gate": lambda: 1}})
     token = signer.sign(
@@ -303,6 +304,11 @@ def test_ten_thousand_mutations_are_all_refused() -> None:
         settle_order=[],
         interrupts=[],
     )
+    return signer, manifest, token
+
+
+def test_ten_thousand_mutations_are_all_refused() -> None:
+    signer, manifest, token = _signed_token()
     signer.verify(token, source="await h.gate()", manifest_digest=manifest.digest, context=None)
     rng = random.Random(42)
     alphabet = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789-_."
@@ -532,20 +538,7 @@ async def test_pending_approval_survives_the_process_and_is_resumed_once(
 def test_a_token_spelled_outside_base64url_is_refused_as_such() -> None:
     # One spelling per token: standard base64's "+" and "/", padding, blanks, and
     # letters or digits outside ASCII (which str methods would call alphanumeric).
-    signer = ContinuationSigner(SECRET.encode())
-    manifest = build_manifest({"h": {"gate": lambda: 1}})
-    token = signer.sign(
-        source="await h.gate()",
-        manifest_digest=manifest.digest,
-        context=None,
-        logical_run_id="run_1",
-        seed=[1, 2, 3, 4],
-        clock_ms=0,
-        elapsed_ms=1.0,
-        ledger=[],
-        settle_order=[],
-        interrupts=[],
-    )
+    signer, manifest, token = _signed_token()
     prefix, data, mac = token.split(".")
     # The signature is read first (the data is checked against it, then decoded).
     for bad_mac in [mac[:5] + c + mac[6:] for c in ("+", "/", " ", "\n", "é", "\uff11", "\u0660")]:

@@ -397,7 +397,7 @@ async def test_a_spare_that_waits_warms_up_and_its_run_starts_as_any_other() -> 
         try:
             assert await asyncio.to_thread(pool.warm, 20.0)
             spare = pool._ready[0]
-            # Far past WARM_AFTER_S; a slow machine gets longer before it counts as cold.
+            # Far past WARM_AFTER_S; a slow machine gets up to 10 s to finish warming up.
             deadline = time.monotonic() + 10.0
             await asyncio.sleep(0.3)
             private[name] = _private_bytes(spare.pid)

@@ -137,9 +137,10 @@ class _SeccompCompile:
     """The allow-list being compiled to BPF in a child process, so that
     libseccomp and its binding never load in this one: in the template their
     imports took ~14 ms of its start, and their memory mappings (78 in a bare
-    interpreter) made every fork and exit of a worker dearer (measured: fork + exit + wait 480 -> 415 us
-    without them and tree-sitter-typescript's package imports). The template
-    goes on loading QuickJS meanwhile; `result()` waits for the program."""
+    interpreter) made every fork and exit of a worker dearer (measured: fork +
+    exit + wait 480 -> 415 us without them and tree-sitter-typescript's package
+    imports). The template goes on loading QuickJS meanwhile; `result()` waits
+    for the program."""
 
     def __init__(self) -> None:
         self.done = False

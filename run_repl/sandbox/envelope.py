@@ -25,6 +25,7 @@ from .nesting import (
     ValueTooDeep,
     check_depth,
     expands_past,
+    flatten_hint,
     loads,
 )
 from .result import (
@@ -179,7 +180,7 @@ def _unreadable(outcome: SessionOutcome, run_id: str, exc: Exception) -> RunResu
             + (f" (at {path})" if path else "")
             + ": flatten it.",
             path=path,
-            hint=f"Return the data flattened: at most {MAX_DEPTH} levels of arrays and objects.",
+            hint=flatten_hint(),
         )
     else:
         error = plain_error(

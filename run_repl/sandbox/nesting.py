@@ -47,11 +47,12 @@ class ValueTooDeep(RunReplError, ValueError):
 
     @property
     def next_actions(self) -> list[dict[str, Any]]:
-        return next_actions(
-            self.code,
-            path=self.path,
-            hint=f"Return the data flattened: at most {self.limit} levels of arrays and objects.",
-        )
+        return next_actions(self.code, path=self.path, hint=flatten_hint(self.limit))
+
+
+def flatten_hint(limit: int = MAX_DEPTH) -> str:
+    """The next step for a value nested too deep."""
+    return f"Return the data flattened: at most {limit} levels of arrays and objects."
 
 
 def check_depth(value: Any, limit: int = MAX_DEPTH, *, text: str | None = None) -> None:

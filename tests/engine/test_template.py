@@ -416,7 +416,8 @@ async def test_a_spare_that_waits_warms_up_and_its_run_starts_as_any_other() -> 
 
 
 async def test_a_job_that_comes_while_its_spare_warms_up_is_served() -> None:
-    # Runs each a little after the last, so some jobs find their spare warming up.
+    # Runs each a little later after the last, so their jobs come before, while or
+    # after their spare warms up (the machine's timing decides which).
     pool = WorkerPool()
     runner = Runner(pool=pool)
     try:

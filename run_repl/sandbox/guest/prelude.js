@@ -332,8 +332,15 @@ function plainArgs(args) {
 }
 
 // `rootDepth` -1: the root is a list of values (a call's arguments), not a value.
+// The common case stays apart from the general one: a function's nested
+// function declarations are made at every call, and closures that see each
+// other are a cycle only QuickJS's collector frees (it ran every ~190 calls).
 function encodeWire(root, rootName, rootDepth = 0) {
   if (isArray(root) && plainArgs(root)) return ["J", JSONstringify(root)];
+  return encodeTagged(root, rootName, rootDepth);
+}
+
+function encodeTagged(root, rootName, rootDepth) {
   let tagged = false;
   let refs = false;
   const seen = new RealMap();
@@ -526,7 +533,10 @@ function encodeWire(root, rootName, rootDepth = 0) {
 
 function decodeWire(mode, text) {
   const v = JSONparse(text);
-  if (mode === "J") return v;
+  return mode === "J" ? v : decodeTagged(v);  // apart, as encodeWire
+}
+
+function decodeTagged(v) {
   const defs = [];
   function dec(x) {
     if (x === null || typeof x !== "object") return x;
@@ -734,6 +744,15 @@ class HostCall extends RealPromise {
     return call(promiseThen, this, onFulfilled, onRejected);
   }
 }
+// `await` reads a promise's constructor: answering Promise notes the await and
+// lets it take a native promise's path (one job per settled call, not three).
+defineProperty(HostCall.prototype, "constructor", {
+  get() {
+    call(weakSetAdd, observedCalls, this);
+    return RealPromise;
+  },
+  configurable: true,
+});
 
 function userSite() {
   // The first frame of the snippet's own code, for messages about a call.

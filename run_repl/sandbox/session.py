@@ -557,14 +557,15 @@ class RunSession:
         ctx = HostFunctionContext(shown, self.logical_run_id, seq, args, self.cancelled, resume)
         entry.args_wire = wire  # kept past the call only if its result makes handles
         self.running += 1
-        serve = self._serve(fn, on_handle, ctx, record, entry)
         if self.running == 1 and not self.channel_frames_left():
             # A lone call (the guest awaits it): answered in this turn if it can be.
+            serve = self._serve(fn, on_handle, ctx, record, entry, lone=True)
             task = start_call(self.loop, serve, bind(ctx))
             if task is not None:
                 self.tasks[seq] = task
         else:
             # One of many: their tasks start together, and their answers go together.
+            serve = self._serve(fn, on_handle, ctx, record, entry)
             self.tasks[seq] = self.loop.create_task(serve, context=bind(ctx))
 
     def channel_frames_left(self) -> int:
@@ -577,6 +578,7 @@ class RunSession:
         ctx: HostFunctionContext,
         record: CallRecord,
         entry: LedgerEntry,
+        lone: bool = False,
     ) -> None:
         # `running` was counted when the task was made: an idle frame may come first.
         # A cancelled call (abandoned after the grace) was recorded by _abandon_calls.
@@ -587,7 +589,7 @@ class RunSession:
                 if entry.args_wire is not None:
                     await self.handle_calls.resolve_arguments(ctx.args, entry.args_wire)
                 assert fn is not None
-                outcome = await self.host_calls.run(fn, ctx, self.handles)
+                outcome = await self.host_calls.run(fn, ctx, self.handles, lone=lone)
             except GuardRefused as refused:
                 self._refused_by_guard(record, str(refused))
                 return

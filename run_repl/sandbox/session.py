@@ -617,7 +617,9 @@ class RunSession:
         self._end(ErrorCode.RUN_CONTINUATION_INVALID, f"Cannot resume: {why}. Nothing was run.")
 
     def _finish_live(self, record: CallRecord, entry: LedgerEntry, outcome: CallOutcome) -> None:
-        """A live call ended: record it, keep it in the ledger, answer the guest."""
+        """A live call ended: keep it in the ledger, answer the guest, record it.
+        The answer goes before the audit's record is written: the guest works
+        on it meanwhile (both happen before anything else can)."""
         if outcome.decision is not None:
             record.decision = outcome.decision
         if outcome.host_error is not None:
@@ -628,6 +630,7 @@ class RunSession:
         entry.ok = outcome.ok
         entry.wire = outcome.wire
         entry.decision = record.decision
+        self._answer(Answer(record.seq, outcome.ok, outcome.wire[0], outcome.wire[1:], entry))
         record.traceback = outcome.traceback
         self._finish_record(
             record,
@@ -637,7 +640,6 @@ class RunSession:
             started=outcome.started,
             result_text=outcome.result_text,
         )
-        self._answer(Answer(record.seq, outcome.ok, outcome.wire[0], outcome.wire[1:], entry))
 
     def _on_interrupt(
         self, ctx: HostFunctionContext, record: CallRecord, entry: LedgerEntry, payload: Any
@@ -722,10 +724,12 @@ class RunSession:
             return
         data = frames.settle_frame(answer.seq, answer.ok, answer.mode, answer.body, clock)
         lone = self.running <= 1
-        if not lone or channel.batching:
-            channel.send_soon(data)  # other answers are coming in this turn: send them together
-        else:
+        if lone and not channel.frames_left:
+            # The guest waits on this answer alone: it goes now (after any waiting
+            # to go), while the rest of this turn's bookkeeping is done.
             channel.send(data)
+        else:
+            channel.send_soon(data)  # other answers are coming in this turn: send them together
         if lone and not self.replay.waiting:
             channel.spin()
 

@@ -8,9 +8,14 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import contextvars
+import os
+
+import pytest
 
 from run_repl import Limits, run
+from run_repl.sandbox import channel, frames
 from run_repl.sandbox.host_call import start_call
+from run_repl.sandbox.result import CallRecord
 
 
 async def test_an_async_host_function_runs_in_its_own_task_from_its_first_line() -> None:
@@ -143,3 +148,61 @@ def test_the_worker_polls_longer_only_while_answers_come_that_fast() -> None:
     # Calls that take milliseconds: the longer poll would never catch them.
     assert next_spin(SPIN_LONG_SECONDS) == SPIN_SECONDS
     assert next_spin(0.004) == SPIN_SECONDS
+
+
+async def test_a_lone_answer_leaves_before_its_call_is_recorded(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    # The guest waits on each of these calls alone: its answer goes to the
+    # worker first, and the audit's record is written while the guest works.
+    # Calls made together still leave together.
+    events: list[tuple[str, int]] = []
+
+    class Writes:
+        """The channel's `os`, noting each write of answers to the worker."""
+
+        def __getattr__(self, name: str) -> object:
+            return getattr(os, name)
+
+        @staticmethod
+        def write(fd: int, data: bytes) -> int:
+            n = os.write(fd, data)
+            settled = [
+                frames.SETTLE.unpack_from(payload)[0]
+                for kind, payload in frames.FrameReader().feed(bytes(data[:n]))
+                if kind == frames.Kind.SETTLE_CALL
+            ]
+            if settled:
+                events.append(("sent", len(settled)))
+            events.extend(("answered", seq) for seq in settled)
+            return n
+
+    def on_call(record: CallRecord) -> None:
+        if record.ok is not None:
+            events.append(("recorded", record.seq))
+
+    async def f(x: int) -> int:
+        return x
+
+    monkeypatch.setattr(channel, "os", Writes())
+    result = await run(
+        "let s = 0; for (let i = 0; i < 5; i++) s += await h.f(i);\n"
+        "const all = await Promise.all([h.f(10), h.f(20), h.f(30)]);\n"
+        "return s + all.length",
+        {"h": {"f": f}},
+        on_call=on_call,
+    )
+    assert result.status == "ok", result.error
+    lone = [e for e in events if e[0] != "sent" and e[1] <= 5]
+    assert lone == [pair for seq in range(1, 6) for pair in (("answered", seq), ("recorded", seq))]
+    # The three made together: served side by side, their answers in one write,
+    # which the last one served sends (the guest then waits on it alone).
+    assert events[-7:] == [
+        ("recorded", 6),
+        ("recorded", 7),
+        ("sent", 3),
+        ("answered", 6),
+        ("answered", 7),
+        ("answered", 8),
+        ("recorded", 8),
+    ]

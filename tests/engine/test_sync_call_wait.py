@@ -35,6 +35,16 @@ def deliveries(monkeypatch: pytest.MonkeyPatch) -> Counter[int]:
     return seen
 
 
+def _held_until(release: threading.Event, value: str) -> Any:
+    """A sync host function that ends (with `value`) when the test lets it."""
+
+    def held() -> str:
+        release.wait(5)
+        return value
+
+    return held
+
+
 async def test_a_quick_function_is_answered_before_the_loop_turns(
     deliveries: Counter[int],
 ) -> None:
@@ -50,12 +60,7 @@ async def test_a_quick_function_is_answered_before_the_loop_turns(
 async def test_a_slow_function_is_answered_through_the_loop(deliveries: Counter[int]) -> None:
     loop = asyncio.get_running_loop()
     release = threading.Event()
-
-    def slow() -> str:
-        release.wait(5)
-        return "late"
-
-    future, _ = _on_a_thread(loop, slow, [], wait_s=0.001)
+    future, _ = _on_a_thread(loop, _held_until(release, "late"), [], wait_s=0.001)
     assert not future.done()  # the wait ended first: the loop goes on
     release.set()
     assert await asyncio.wait_for(future, 5) == "late"
@@ -90,10 +95,6 @@ async def test_an_interrupted_wait_loses_no_outcome(deliveries: Counter[int]) ->
     loop = asyncio.get_running_loop()
     release = threading.Event()
 
-    def slow() -> str:
-        release.wait(5)
-        return "done"
-
     class Stop(Exception):
         pass
 
@@ -112,7 +113,7 @@ async def test_an_interrupted_wait_loses_no_outcome(deliveries: Counter[int]) ->
     loop.create_future = remember  # type: ignore[method-assign]
     try:
         with pytest.raises(Stop):
-            _on_a_thread(loop, slow, [], wait_s=5.0)
+            _on_a_thread(loop, _held_until(release, "done"), [], wait_s=5.0)
     finally:
         del loop.create_future
         signal.setitimer(signal.ITIMER_REAL, 0)

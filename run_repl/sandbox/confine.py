@@ -8,7 +8,7 @@ has it; `Confinement.layers` says which are active, and the run's `stats`
 carry that list.
 
 In order, in the worker (a child forked from the template, or a spawned
-worker), before any guest code:
+worker), before any guest code; all but the last while it waits for its job:
 
     fds           every inherited descriptor closed but the run's two pipes
     env           the environment emptied
@@ -16,11 +16,13 @@ worker), before any guest code:
     capabilities  every capability dropped (matters when run as root)
     landlock      no file, directory or TCP port may be opened or used, no
                   signal sent outside the worker (Linux 5.13+, by ABI)
-    rlimits       memory, CPU time, file size, open files, processes
     seccomp       an allow-list of the few system calls a run needs (no open,
                   socket, connect, execve, fork or clone of a process (threads
-                  only), ptrace, kill, executable memory); anything else fails
-                  with EPERM
+                  only), ptrace, kill, executable memory, no resource limit of
+                  another process); anything else fails with EPERM
+    rlimits       memory, CPU time, file size, open files, processes: set with
+                  the job (they depend on it), soft and hard alike, so they can
+                  only go lower
 
 Only the standard library (and, where installed, the `pyseccomp` binding over
 the system's libseccomp), so the template process can load it without the
@@ -46,7 +48,7 @@ from typing import Any
 __all__ = ["Confinement", "apply_rlimits"]
 
 # Order matters: what needs a later-forbidden system call comes first.
-LAYERS = ("fds", "env", "no_new_privs", "capabilities", "landlock", "rlimits", "seccomp")
+LAYERS = ("fds", "env", "no_new_privs", "capabilities", "landlock", "seccomp", "rlimits")
 
 # prctl(2) and friends (Linux)
 _PR_SET_PDEATHSIG = 1
@@ -67,8 +69,9 @@ _FS_RIGHTS_BY_ABI = {1: (1 << 13) - 1, 2: (1 << 14) - 1, 3: (1 << 15) - 1, 5: (1
 _NET_BIND_CONNECT_TCP = 0b11  # ABI 4
 _SCOPE_ABSTRACT_UNIX_AND_SIGNAL = 0b11  # ABI 6
 
-# What a run needs once it has its job: reading and writing its pipes, memory,
-# waiting, the clock, and exiting. Everything else fails with EPERM.
+# What a worker needs from the time it waits for its job: reading and writing
+# its pipes, memory, waiting, the clock, and exiting (and, below, its own
+# resource limits, set with the job). Everything else fails with EPERM.
 _ALLOWED_SYSCALLS = (
     "read",
     "write",
@@ -218,6 +221,9 @@ def seccomp_program() -> tuple[bytes, int] | None:
         # clone only with CLONE_THREAD; clone3 (whose flags seccomp cannot see)
         # says ENOSYS, so glibc falls back to clone.
         filt.add_rule(sc.ALLOW, "clone", sc.Arg(0, sc.MASKED_EQ, _CLONE_THREAD, _CLONE_THREAD))
+        # The job's rlimits come after the allow-list: its own limits only (pid 0),
+        # which it sets soft and hard alike, so from then on they can only go lower.
+        filt.add_rule(sc.ALLOW, "prlimit64", sc.Arg(0, sc.EQ, 0))
         try:
             filt.add_rule(sc.ERRNO(errno.ENOSYS), "clone3")
         except (OSError, ValueError, RuntimeError):
@@ -358,20 +364,13 @@ class Confinement:
         finally:
             os.close(ruleset)
 
-    # ------------------------------------------------------------ with the job
-    def lock(self, memory_bytes: int, timeout_ms: int) -> None:
-        """The run's OS limits, then the system-call allow-list (for every thread
-        there is, and every thread started later)."""
+    def wall(self) -> None:
+        """The system-call allow-list, for every thread there is and every thread
+        started later: once the worker has its pipes set up, before it waits
+        for its job (loading it then would cost each run ~0.1 ms)."""
         # A no-op where it is done right: before the walls, which close the pipe to the
         # compiling child (the template before its first fork; a spawned worker).
         self.finish()
-        if apply_rlimits(memory_bytes, timeout_ms):
-            self.layers.append("rlimits")
-        # Read back while getrlimit is still allowed (for the test probe).
-        self.rlimits = {
-            name: resource.getrlimit(getattr(resource, "RLIMIT_" + name.upper()))[0]
-            for name in ("as", "cpu", "nofile", "fsize")
-        }
         if self._fprog is None or self.libc is None:
             return
         rc = self.libc.syscall(
@@ -382,6 +381,17 @@ class Confinement:
         )
         if rc == 0:
             self.layers.append("seccomp")
+
+    # ------------------------------------------------------------ with the job
+    def lock(self, memory_bytes: int, timeout_ms: int) -> None:
+        """The run's OS limits, which the job sets."""
+        if apply_rlimits(memory_bytes, timeout_ms):
+            self.layers.append("rlimits")
+        # Read back for the test probe.
+        self.rlimits = {
+            name: resource.getrlimit(getattr(resource, "RLIMIT_" + name.upper()))[0]
+            for name in ("as", "cpu", "nofile", "fsize")
+        }
 
 
 def _landlock_attr(abi: int) -> Any:
@@ -472,6 +482,15 @@ def probe_walls(parent_pid: int, rlimits: dict[str, int]) -> dict[str, str]:
     def executable_memory() -> None:
         mmap.mmap(-1, 4096, prot=mmap.PROT_READ | mmap.PROT_EXEC).close()
 
+    def limit_parent() -> None:  # even to read another process's limits
+        resource.prlimit(parent_pid, resource.RLIMIT_NOFILE)
+
+    def raise_own_limit() -> None:  # (prlimit says EPERM where setrlimit says ValueError)
+        resource.prlimit(0, resource.RLIMIT_NOFILE, (1024, 1024))
+
+    def lower_own_limit() -> None:  # what the worker itself does with its job: allowed
+        resource.prlimit(0, resource.RLIMIT_CORE, (0, 0))
+
     def thread() -> None:  # what the worker itself needs: allowed
         done = _thread.allocate_lock()
         done.acquire()
@@ -494,6 +513,9 @@ def probe_walls(parent_pid: int, rlimits: dict[str, int]) -> dict[str, str]:
         "fork": attempt(fork),
         "signal_parent": attempt(signal_parent),
         "executable_memory": attempt(executable_memory),
+        "limit_parent": attempt(limit_parent),
+        "raise_own_limit": attempt(raise_own_limit),
+        "lower_own_limit": attempt(lower_own_limit),
         "thread": attempt(thread),
         "open_fds": ",".join(open_fds),
         "environment": ",".join(sorted(os.environ)),

@@ -455,7 +455,8 @@ class Worker:
         f = self.f
         _OUTBOX.connect(f.frame, f.Kind.LOG_BATCH)
         _write(f.frame(f.Kind.READY, b'{"pid": %d}' % os.getpid()))
-        os.set_blocking(_IN, False)  # an ioctl: not allowed once the job's walls are up
+        os.set_blocking(_IN, False)  # an ioctl: not allowed behind the walls
+        self.confinement.wall()  # now, not with the job: a run does not wait for it
         # No polling for the job: a spare waits far longer than a poll lasts, and
         # would only take a core from the run in progress. (It sleeps first, so the
         # read finds the job: a read that finds nothing raises.)
@@ -470,8 +471,8 @@ class Worker:
         self.max_argument_bytes = int(job["max_argument_bytes"])
         self.max_argument_bytes_per_run = int(job["max_argument_bytes_per_run"])
         self.argument_bytes = 0
-        # The last walls, now that the job says how high: nothing below may open a
-        # file, a socket or a process.
+        # The last wall, now that the job says how high (nothing since the allow-list
+        # went up may open a file, a socket or a process).
         self.confinement.lock(int(job["memory_bytes"]), int(job["timeout_ms"]))
         self.rss_at_start = _reset_peak_rss()
         _OUTBOX.activate()

@@ -23,6 +23,8 @@ BLOCKED_BY = {
     "fork": {"seccomp"},
     "executable_memory": {"seccomp"},
     "signal_parent": {"seccomp", "landlock"},
+    "limit_parent": {"seccomp"},
+    "raise_own_limit": {"rlimits"},
 }
 
 
@@ -60,6 +62,7 @@ async def test_a_worker_can_open_connect_or_start_nothing(mode: str) -> None:
         if blockers & set(layers):
             assert found[attempt].startswith("denied"), (attempt, found[attempt])
     assert found["thread"] == "allowed"  # what the worker itself needs
+    assert found["lower_own_limit"] == "allowed"
     assert found["open_fds"] == "0,1,2,3,4"  # the two pipes, stderr, two /proc/self files
     assert found["environment"] == ""
     assert found["rlimit_fsize"] == "0"

@@ -53,6 +53,17 @@ from .result import CallRecord, LogLine
 from .source import PreparedSource
 from .worker_pool import WorkerPool, WorkerProcess
 
+
+@dataclass(slots=True)
+class _Unrecorded:
+    """A live call whose audit record is not made yet (see RunSession._record)."""
+
+    shown: str
+    wire: str
+    args: list[Any]
+    started_at_ms: float
+
+
 LogCallback = Callable[[LogLine], Any]
 CallCallback = Callable[[CallRecord], Any]
 OutcomeKind = Literal["done", "fail", "interrupted"]
@@ -123,6 +134,7 @@ class RunSession:
         self.replay = ReplayCursor(replay)
         self.logs: list[LogLine] = []
         self.calls: dict[int, CallRecord] = {}
+        self.unrecorded: dict[int, _Unrecorded] = {}
         self.ledger: dict[int, LedgerEntry] = {}
         self.settle_order: list[int] = []
         self.interrupts: list[PendingInterrupt] = []
@@ -242,6 +254,8 @@ class RunSession:
         }
 
     def _complete(self, outcome: SessionOutcome) -> SessionOutcome:
+        for seq in list(self.unrecorded):
+            self._record(seq)
         outcome.logs = self.logs
         outcome.calls = [self.calls[k] for k in sorted(self.calls)]
         outcome.ledger = [self.ledger[k] for k in sorted(self.ledger)]
@@ -469,16 +483,15 @@ class RunSession:
         on_handle = split_handle_path(path)
         # A call on a handle is recorded under the handle's label: api.project(…).functions.list
         shown = f"{self.handles.label(on_handle[0])}.{on_handle[1]}" if on_handle else path
-        record = CallRecord(
-            seq=seq,
-            path=shown,
-            args_preview=_args_preview(wire, args),
-            started_at_ms=round(self.elapsed_ms(), 3),
-            args_text=wire[1 : PREVIEW_TEXT_LIMIT + 1],
-        )
-        self.calls[seq] = record
         entry = LedgerEntry(seq=seq, path=path, args_digest=args_digest(wire))
         old = self.replay.recorded(seq)
+        fn = self.manifest.functions.get(path)
+        if old is None and isinstance(args, list) and (fn is not None or on_handle is not None):
+            # The common case: a live call, not recorded yet (see _start_live).
+            self.ledger[seq] = entry
+            self._start_live(fn, on_handle, shown, args, None, entry, wire, self.elapsed_ms())
+            return
+        record = self._new_record(seq, shown, wire, args, self.elapsed_ms())
         if old is not None:
             what = self.replay.mismatch(seq, path, entry.args_digest)
             if what is not None:
@@ -508,12 +521,10 @@ class RunSession:
                 return
         self._emit_call(record)
         self.ledger[seq] = entry
-        fn = self.manifest.functions.get(path)
         if fn is None and on_handle is None:
             # The guest's namespaces refuse unknown members before they get here;
             # this is a worker that does not follow the protocol.
             self._finish_live(
-                record,
                 entry,
                 failed(ErrorCode.RUN_UNKNOWN_MEMBER, f"The host has no {path}."),
             )
@@ -524,7 +535,6 @@ class RunSession:
             return
         if not isinstance(args, list):
             self._finish_live(
-                record,
                 entry,
                 failed(
                     ErrorCode.RUN_ARGUMENT_NOT_CLONEABLE,
@@ -554,19 +564,67 @@ class RunSession:
                 record.ok = None
                 self._tell_interrupted(seq)
                 return
+        self._start_live(fn, on_handle, shown, args, resume, entry, wire)
+
+    def _start_live(
+        self,
+        fn: HostFunction | None,
+        on_handle: tuple[int, str] | None,
+        shown: str,
+        args: list[Any],
+        resume: Resume | None,
+        entry: LedgerEntry,
+        wire: str,
+        started_at_ms: float | None = None,
+    ) -> None:
+        """Serve a live call. With `started_at_ms`, it has no record yet: one of
+        many gets it now; a lone one when it turns out to run on, or, if it ends
+        in its first step, once its answer has gone (see _record)."""
+        seq = entry.seq
         ctx = HostFunctionContext(shown, self.logical_run_id, seq, args, self.cancelled, resume)
         entry.args_wire = wire  # kept past the call only if its result makes handles
         self.running += 1
         if self.running == 1 and not self.channel_frames_left():
             # A lone call (the guest awaits it): answered in this turn if it can be.
-            serve = self._serve(fn, on_handle, ctx, record, entry, lone=True)
+            if started_at_ms is not None:
+                self.unrecorded[seq] = _Unrecorded(shown, wire, args, started_at_ms)
+            serve = self._serve(fn, on_handle, ctx, entry, lone=True)
             task = start_call(self.loop, serve, bind(ctx))
-            if task is not None:
-                self.tasks[seq] = task
-        else:
-            # One of many: their tasks start together, and their answers go together.
-            serve = self._serve(fn, on_handle, ctx, record, entry)
-            self.tasks[seq] = self.loop.create_task(serve, context=bind(ctx))
+            if task is None:
+                return  # answered, and recorded after its answer went
+            self.tasks[seq] = task
+            self._record(seq)  # running on: on_call hears of it now
+            return
+        if started_at_ms is not None:
+            self._emit_call(self._new_record(seq, shown, wire, args, started_at_ms))
+        # One of many: their tasks start together, and their answers go together.
+        serve = self._serve(fn, on_handle, ctx, entry)
+        self.tasks[seq] = self.loop.create_task(serve, context=bind(ctx))
+
+    def _new_record(
+        self, seq: int, shown: str, wire: str, args: Any, started_at_ms: float
+    ) -> CallRecord:
+        """A call's audit record, in the audit from now on."""
+        record = self.calls[seq] = CallRecord(
+            seq=seq,
+            path=shown,
+            args_preview=_args_preview(wire, args),
+            started_at_ms=round(started_at_ms, 3),
+            args_text=wire[1 : PREVIEW_TEXT_LIMIT + 1],
+        )
+        return record
+
+    def _record(self, seq: int) -> CallRecord:
+        """The call's audit record. A live call's is made when it is first needed:
+        when the call turns out to run on (on_call then hears it start), or when
+        it ended in its first step, after its answer went (on_call then hears its
+        start and its end at once). Either way, before anything else happens."""
+        record = self.calls.get(seq)
+        if record is None:
+            facts = self.unrecorded.pop(seq)
+            record = self._new_record(seq, facts.shown, facts.wire, facts.args, facts.started_at_ms)
+            self._emit_call(record)
+        return record
 
     def channel_frames_left(self) -> int:
         return self.channel.frames_left if self.channel is not None else 0
@@ -576,7 +634,6 @@ class RunSession:
         fn: HostFunction | None,
         on_handle: tuple[int, str] | None,
         ctx: HostFunctionContext,
-        record: CallRecord,
         entry: LedgerEntry,
         lone: bool = False,
     ) -> None:
@@ -591,20 +648,22 @@ class RunSession:
                 assert fn is not None
                 outcome = await self.host_calls.run(fn, ctx, self.handles, lone=lone)
             except GuardRefused as refused:
-                self._refused_by_guard(record, str(refused))
+                self._refused_by_guard(self._record(entry.seq), str(refused))
                 return
             except HandleProblem as problem:
-                self._finish_live(record, entry, failed(problem.code, problem.message))
+                self._finish_live(entry, failed(problem.code, problem.message))
                 return
             if outcome.interrupted:
                 entry.by_policy = outcome.by_policy or entry.by_policy
-                self._on_interrupt(ctx, record, entry, outcome.payload)
+                self._on_interrupt(ctx, self._record(entry.seq), entry, outcome.payload)
             else:
-                self._finish_live(record, entry, outcome)
+                self._finish_live(entry, outcome)
         finally:
             self.running -= 1
             # A finished call leaves the table: its task's context holds its arguments.
             self.tasks.pop(ctx.request_index, None)
+            if entry.seq in self.unrecorded:  # ended some other way: still in the audit
+                self._record(entry.seq)
 
     def _refused_by_guard(self, record: CallRecord, why: str) -> None:
         if record.ok is None:
@@ -616,21 +675,25 @@ class RunSession:
             )
         self._end(ErrorCode.RUN_CONTINUATION_INVALID, f"Cannot resume: {why}. Nothing was run.")
 
-    def _finish_live(self, record: CallRecord, entry: LedgerEntry, outcome: CallOutcome) -> None:
+    def _finish_live(self, entry: LedgerEntry, outcome: CallOutcome) -> None:
         """A live call ended: keep it in the ledger, answer the guest, record it.
-        The answer goes before the audit's record is written: the guest works
-        on it meanwhile (both happen before anything else can)."""
-        if outcome.decision is not None:
-            record.decision = outcome.decision
+        The answer goes before the audit's record is written (or made): the guest
+        works on it meanwhile (both happen before anything else can)."""
+        seq = entry.seq
+        made = self.calls.get(seq)
+        decision = outcome.decision or (made.decision if made is not None else None)
         if outcome.host_error is not None:
-            self.host_errors[record.seq] = outcome.host_error
+            self.host_errors[seq] = outcome.host_error
         entry.handles = outcome.handles_made
         if not entry.handles:
             entry.args_wire = None
         entry.ok = outcome.ok
         entry.wire = outcome.wire
-        entry.decision = record.decision
-        self._answer(Answer(record.seq, outcome.ok, outcome.wire[0], outcome.wire[1:], entry))
+        entry.decision = decision
+        self._answer(Answer(seq, outcome.ok, outcome.wire[0], outcome.wire[1:], entry))
+        record = self._record(seq)
+        if record.decision != decision:
+            record.decision = decision  # type: ignore[assignment]
         record.traceback = outcome.traceback
         self._finish_record(
             record,

@@ -154,8 +154,9 @@ async def test_a_lone_answer_leaves_before_its_call_is_recorded(
     monkeypatch: pytest.MonkeyPatch,
 ) -> None:
     # The guest waits on each of these calls alone: its answer goes to the
-    # worker first, and the audit's record is written while the guest works.
-    # Calls made together still leave together.
+    # worker first, and the audit's record is made and written while the guest
+    # works (on_call hears the call start and end then). Calls made together
+    # still leave together.
     events: list[tuple[str, int]] = []
 
     class Writes:
@@ -178,8 +179,7 @@ async def test_a_lone_answer_leaves_before_its_call_is_recorded(
             return n
 
     def on_call(record: CallRecord) -> None:
-        if record.ok is not None:
-            events.append(("recorded", record.seq))
+        events.append(("started" if record.ok is None else "recorded", record.seq))
 
     async def f(x: int) -> int:
         return x
@@ -194,10 +194,18 @@ async def test_a_lone_answer_leaves_before_its_call_is_recorded(
     )
     assert result.status == "ok", result.error
     lone = [e for e in events if e[0] != "sent" and e[1] <= 5]
-    assert lone == [pair for seq in range(1, 6) for pair in (("answered", seq), ("recorded", seq))]
-    # The three made together: served side by side, their answers in one write,
-    # which the last one served sends (the guest then waits on it alone).
-    assert events[-7:] == [
+    assert lone == [
+        event
+        for seq in range(1, 6)
+        for event in (("answered", seq), ("started", seq), ("recorded", seq))
+    ]
+    # The three made together: recorded as they start, served side by side, their
+    # answers in one write, which the last one served sends (the guest then
+    # waits on it alone).
+    assert events[-10:] == [
+        ("started", 6),
+        ("started", 7),
+        ("started", 8),
         ("recorded", 6),
         ("recorded", 7),
         ("sent", 3),
@@ -206,3 +214,28 @@ async def test_a_lone_answer_leaves_before_its_call_is_recorded(
         ("answered", 8),
         ("recorded", 8),
     ]
+
+
+async def test_a_call_that_runs_on_is_heard_starting_while_it_runs() -> None:
+    # A lone call that awaits: on_call hears it start before it ends. The host
+    # function waits for that, so it would never end otherwise.
+    heard = asyncio.Event()
+    events: list[tuple[int, bool | None]] = []
+
+    def on_call(record: CallRecord) -> None:
+        events.append((record.seq, record.ok))
+        if record.ok is None:
+            heard.set()
+
+    async def slow(x: int) -> int:
+        await asyncio.wait_for(heard.wait(), 5)
+        heard.clear()
+        return x
+
+    result = await run(
+        "return (await h.slow(1)) + (await h.slow(2))", {"h": {"slow": slow}}, on_call=on_call
+    )
+    assert result.status == "ok", result.error
+    assert result.value == 3
+    assert events == [(1, None), (1, True), (2, None), (2, True)]
+    assert [c.seq for c in result.calls] == [1, 2]

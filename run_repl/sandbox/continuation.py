@@ -32,6 +32,12 @@ from .nesting import PAYLOAD_DEPTH
 from .replay import LedgerEntry, PendingInterrupt
 
 PREFIX = "rrc1"
+# How the guest runtime scheduled an awaited host call when the token was made;
+# a replay must schedule it the same way, or calls made side by side may come in
+# another order. 1: through a thenable (three jobs; tokens without "rt" are
+# these); 2: as a native promise (one job).
+GUEST_RUNTIME = 2
+GUEST_RUNTIMES = (1, 2)
 MIN_SECRET_BYTES = 32
 MAX_TOKEN_BYTES = 64 << 20
 SECRET_FILE = "continuation-secret.key"
@@ -133,6 +139,7 @@ class ContinuationState:
     issued_at: float
     expires_at: float
     digest: str  # of the whole token: what a consume-once store remembers
+    guest_runtime: int = GUEST_RUNTIME  # see GUEST_RUNTIME
 
 
 class ContinuationSigner:
@@ -162,10 +169,12 @@ class ContinuationSigner:
         ledger: list[LedgerEntry],
         settle_order: list[int],
         interrupts: list[PendingInterrupt],
+        guest_runtime: int = GUEST_RUNTIME,
     ) -> str:
         now = time.time()
         body = {
             "v": 1,
+            "rt": guest_runtime,
             "aud": self.audience,
             "ctx": dict(context) if context else None,
             "iat": round(now, 3),
@@ -232,7 +241,11 @@ class ContinuationSigner:
             body = json.loads(zlib.decompress(_unb64(parts[1]), bufsize=1 << 16))
         except (zlib.error, ValueError) as exc:
             raise ContinuationInvalid("the continuation could not be decoded") from exc
-        if not isinstance(body, dict) or body.get("v") != 1:
+        if (
+            not isinstance(body, dict)
+            or body.get("v") != 1
+            or body.get("rt", 1) not in GUEST_RUNTIMES
+        ):
             raise ContinuationInvalid("the continuation is from another version of run-repl")
         if body.get("aud") != self.audience:
             raise ContinuationInvalid(
@@ -285,6 +298,7 @@ class ContinuationSigner:
                 issued_at=float(body["iat"]),
                 expires_at=float(body["exp"]),
                 digest=token_digest(token),
+                guest_runtime=int(body.get("rt", 1)),
             )
         except (KeyError, TypeError, ValueError) as exc:
             raise ContinuationInvalid("the continuation's contents are incomplete") from exc

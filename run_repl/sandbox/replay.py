@@ -71,6 +71,7 @@ class ReplayPlan:
     resolutions: Mapping[str, Any]
     elapsed_ms: float = 0.0
     issued_at: float | None = None  # when the run was interrupted: approval wait counts from it
+    guest_runtime: int = 2  # how the recorded run awaited host calls (continuation.GUEST_RUNTIME)
 
 
 @dataclass(frozen=True)

@@ -21,6 +21,7 @@ from typing import Any, Protocol, runtime_checkable
 
 from .approval import ApprovalPolicy, check_policy
 from .continuation import (
+    GUEST_RUNTIME,
     ContinuationInvalid,
     ContinuationSigner,
     ContinuationState,
@@ -241,6 +242,8 @@ class Runner:
                 ledger=outcome.ledger,
                 settle_order=outcome.settle_order,
                 interrupts=outcome.interrupts,
+                # A resumed run awaited as the run it replays did: its token says so too.
+                guest_runtime=replay.guest_runtime if replay is not None else GUEST_RUNTIME,
             )
             result.next_actions = [
                 {
@@ -281,6 +284,7 @@ class Runner:
             resolutions=answers,
             elapsed_ms=state.elapsed_ms,
             issued_at=state.issued_at,
+            guest_runtime=state.guest_runtime,
         )
         return state, plan
 

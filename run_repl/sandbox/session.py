@@ -226,6 +226,7 @@ class RunSession:
 
     def _job(self) -> dict[str, Any]:
         limits = self.limits
+        plan = self.replay.plan
         return {
             "source": self.source,
             "memory_bytes": limits.memory_bytes,
@@ -246,6 +247,8 @@ class RunSession:
                     "maxArgumentBytesPerRun": limits.max_host_argument_bytes_per_run,
                     "clockMs": self.clock_ms,
                     "seed": self.seed,
+                    # Replaying a run recorded when an awaited host call took three jobs.
+                    "legacyAwait": plan is not None and plan.guest_runtime == 1,
                     "values": [self.values_wire[0], self.values_wire[1:]]
                     if self.values_wire
                     else None,

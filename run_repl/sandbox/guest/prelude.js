@@ -746,8 +746,12 @@ class HostCall extends RealPromise {
 }
 // `await` reads a promise's constructor: answering Promise notes the await and
 // lets it take a native promise's path (one job per settled call, not three).
+// Replaying a run recorded before that (legacyAwait), it answers HostCall, so
+// the await goes through `then` as it did then, and calls keep their order.
+let legacyAwait = false;
 defineProperty(HostCall.prototype, "constructor", {
   get() {
+    if (legacyAwait) return HostCall;
     call(weakSetAdd, observedCalls, this);
     return RealPromise;
   },
@@ -1363,6 +1367,7 @@ function configure(text) {
   config.maxArgumentBytes = c.maxArgumentBytes;
   config.maxArgumentBytesPerRun = c.maxArgumentBytesPerRun;
   config.clockMs = c.clockMs;
+  legacyAwait = c.legacyAwait === true;
   clockElapsed = c.clockElapsed || 0;
   rngState = c.seed;
   for (let i = 0; i < 12; i++) rngNext();

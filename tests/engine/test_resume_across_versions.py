@@ -42,6 +42,12 @@ def _calls(result: Any) -> list[tuple[int, str, str]]:
     return [(c.seq, c.path, c.args_preview) for c in result.calls]
 
 
+def _made(first_seq: int, *args: int, draft: str) -> list[tuple[int, str, str]]:
+    """Calls h.f(arg) for each arg, numbered from `first_seq`, then the publish."""
+    calls = [(first_seq + i, "h.f", f"({x})") for i, x in enumerate(args)]
+    return [*calls, (first_seq + len(args), "docs.publish", f'("{draft}")')]
+
+
 async def _resume(runner: Runner, hosts: dict[str, Any], result: Any) -> Any:
     return await runner.run(
         FIXTURE["source"],
@@ -64,16 +70,7 @@ async def test_a_continuation_from_when_an_await_took_three_jobs_resumes_in_orde
     assert first.status == "interrupted", first.error
     # The recorded calls, in the order the older run made them (2 before 3 was
     # made the other way round), then the new ones in that same manner.
-    assert _calls(first) == [
-        (1, "h.f", "(1)"),
-        (2, "h.f", "(3)"),
-        (3, "h.f", "(2)"),
-        (4, "docs.publish", '("d23")'),
-        (5, "h.f", "(4)"),
-        (6, "h.f", "(6)"),
-        (7, "h.f", "(5)"),
-        (8, "docs.publish", '("e56")'),
-    ]
+    assert _calls(first) == _made(1, 1, 3, 2, draft="d23") + _made(5, 4, 6, 5, draft="e56")
     assert published == ["d23"]
     # Its own continuation keeps the older manner: the second decision resumes too.
     done = await _resume(runner, hosts, first)
@@ -88,62 +85,44 @@ async def test_a_run_made_now_awaits_in_one_job_and_resumes_so() -> None:
     runner = Runner(secret=FIXTURE["secret"])
     first = await runner.run(FIXTURE["source"], hosts)
     assert first.status == "interrupted", first.error
-    assert _calls(first) == [
-        (1, "h.f", "(1)"),
-        (2, "h.f", "(2)"),
-        (3, "h.f", "(3)"),
-        (4, "docs.publish", '("d23")'),
-    ]
+    assert _calls(first) == _made(1, 1, 2, 3, draft="d23")
     second = await _resume(runner, hosts, first)
     assert second.status == "interrupted", second.error
-    assert _calls(second)[4:] == [
-        (5, "h.f", "(4)"),
-        (6, "h.f", "(5)"),
-        (7, "h.f", "(6)"),
-        (8, "docs.publish", '("e56")'),
-    ]
+    assert _calls(second)[4:] == _made(5, 4, 5, 6, draft="e56")
     done = await _resume(runner, hosts, second)
     assert done.status == "ok", done.error
     assert done.value == ["published d23", "published e56"]
     assert published == ["d23", "e56"]
 
 
+SIGNER = ContinuationSigner(FIXTURE["secret"].encode())
+# An empty run's token: only how it awaited differs from one to the next.
+EMPTY_RUN: dict[str, Any] = {
+    "source": "1",
+    "manifest_digest": "m",
+    "context": None,
+    "logical_run_id": "run_x",
+    "seed": [1, 2, 3, 4],
+    "clock_ms": 0,
+    "elapsed_ms": 0.0,
+    "ledger": [],
+    "settle_order": [],
+    "interrupts": [],
+}
+
+
+def _verified(token: str) -> Any:
+    return SIGNER.verify(token, source="1", manifest_digest="m", context=None)
+
+
 @pytest.mark.parametrize("runtime", [0, 3, "2"])
 def test_a_token_from_an_unknown_guest_runtime_is_refused(runtime: Any) -> None:
-    signer = ContinuationSigner(FIXTURE["secret"].encode())
-    token = signer.sign(
-        source="1",
-        manifest_digest="m",
-        context=None,
-        logical_run_id="run_x",
-        seed=[1, 2, 3, 4],
-        clock_ms=0,
-        elapsed_ms=0.0,
-        ledger=[],
-        settle_order=[],
-        interrupts=[],
-        guest_runtime=runtime,
-    )
+    token = SIGNER.sign(**EMPTY_RUN, guest_runtime=runtime)
     with pytest.raises(ContinuationInvalid, match="another version"):
-        signer.verify(token, source="1", manifest_digest="m", context=None)
+        _verified(token)
 
 
 def test_tokens_say_how_their_run_awaited() -> None:
-    signer = ContinuationSigner(FIXTURE["secret"].encode())
-    made = {
-        "source": "1",
-        "manifest_digest": "m",
-        "context": None,
-        "logical_run_id": "run_x",
-        "seed": [1, 2, 3, 4],
-        "clock_ms": 0,
-        "elapsed_ms": 0.0,
-        "ledger": [],
-        "settle_order": [],
-        "interrupts": [],
-    }
-    now = signer.verify(signer.sign(**made), source="1", manifest_digest="m", context=None)
-    older = signer.verify(
-        signer.sign(**made, guest_runtime=1), source="1", manifest_digest="m", context=None
-    )
+    now = _verified(SIGNER.sign(**EMPTY_RUN))
+    older = _verified(SIGNER.sign(**EMPTY_RUN, guest_runtime=1))
     assert (now.guest_runtime, older.guest_runtime) == (GUEST_RUNTIME, 1)

@@ -272,7 +272,6 @@ class Confinement:
         self._fprog: Any = None
         self.landlock = 0 if "landlock" in skip else landlock_abi()
         self.layers: list[str] = []
-        self.rlimits: dict[str, int] = {}
         # What each worker passes to the kernel, made once here (in the template):
         # in a forked child, building ctypes objects and types costs page copies.
         self._cap_header = _CapHeader(_LINUX_CAPABILITY_VERSION_3, 0)
@@ -387,11 +386,6 @@ class Confinement:
         """The run's OS limits, which the job sets."""
         if apply_rlimits(memory_bytes, timeout_ms):
             self.layers.append("rlimits")
-        # Read back for the test probe.
-        self.rlimits = {
-            name: resource.getrlimit(getattr(resource, "RLIMIT_" + name.upper()))[0]
-            for name in ("as", "cpu", "nofile", "fsize")
-        }
 
 
 def _landlock_attr(abi: int) -> Any:
@@ -441,7 +435,7 @@ def _max_fd() -> int:
 # ------------------------------------------------------------------ for tests
 
 
-def probe_walls(parent_pid: int, rlimits: dict[str, int]) -> dict[str, str]:
+def probe_walls(parent_pid: int) -> dict[str, str]:
     """Try, from inside a confined worker, what a broken sandbox would try.
 
     Test-only: a worker runs this instead of a snippet when its template was
@@ -519,5 +513,10 @@ def probe_walls(parent_pid: int, rlimits: dict[str, int]) -> dict[str, str]:
         "thread": attempt(thread),
         "open_fds": ",".join(open_fds),
         "environment": ",".join(sorted(os.environ)),
-        **{f"rlimit_{name}": str(value) for name, value in rlimits.items()},
+        **{
+            f"rlimit_{name}": str(
+                resource.getrlimit(getattr(resource, "RLIMIT_" + name.upper()))[0]
+            )
+            for name in ("as", "cpu", "nofile", "fsize")
+        },
     }

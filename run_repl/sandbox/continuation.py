@@ -29,15 +29,17 @@ from typing import Any
 from . import codec
 from .errors import ContinuationInvalid, SecretTooShort
 from .nesting import PAYLOAD_DEPTH
-from .replay import LedgerEntry, PendingInterrupt
+from .replay import (
+    GUEST_RUNTIME,
+    GUEST_RUNTIMES,
+    THREE_JOB_AWAIT,
+    LedgerEntry,
+    PendingInterrupt,
+)
 
 PREFIX = "rrc1"
-# How the guest runtime scheduled an awaited host call when the token was made;
-# a replay must schedule it the same way, or calls made side by side may come in
-# another order. 1: through a thenable (three jobs; tokens without "rt" are
-# these); 2: as a native promise (one job).
-GUEST_RUNTIME = 2
-GUEST_RUNTIMES = (1, 2)
+# A token's "rt" says how its run scheduled an awaited host call (replay.GUEST_RUNTIME);
+# a token without it was made when that took three jobs.
 MIN_SECRET_BYTES = 32
 MAX_TOKEN_BYTES = 64 << 20
 SECRET_FILE = "continuation-secret.key"
@@ -244,7 +246,7 @@ class ContinuationSigner:
         if (
             not isinstance(body, dict)
             or body.get("v") != 1
-            or body.get("rt", 1) not in GUEST_RUNTIMES
+            or body.get("rt", THREE_JOB_AWAIT) not in GUEST_RUNTIMES
         ):
             raise ContinuationInvalid("the continuation is from another version of run-repl")
         if body.get("aud") != self.audience:
@@ -298,7 +300,7 @@ class ContinuationSigner:
                 issued_at=float(body["iat"]),
                 expires_at=float(body["exp"]),
                 digest=token_digest(token),
-                guest_runtime=int(body.get("rt", 1)),
+                guest_runtime=int(body.get("rt", THREE_JOB_AWAIT)),
             )
         except (KeyError, TypeError, ValueError) as exc:
             raise ContinuationInvalid("the continuation's contents are incomplete") from exc

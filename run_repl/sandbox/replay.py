@@ -62,6 +62,13 @@ class PendingInterrupt:
     payload: Any
 
 
+# How the guest runtime schedules an awaited host call; a replay must schedule it
+# as the recorded run did, or calls made side by side may come in another order.
+THREE_JOB_AWAIT = 1  # through a thenable, three jobs (run-repl before 2026-12-01)
+GUEST_RUNTIME = 2  # as a native promise, one job
+GUEST_RUNTIMES = (THREE_JOB_AWAIT, GUEST_RUNTIME)
+
+
 @dataclass(frozen=True)
 class ReplayPlan:
     """What a resumed run knows: finished calls, and answers for interrupted ones."""
@@ -71,7 +78,7 @@ class ReplayPlan:
     resolutions: Mapping[str, Any]
     elapsed_ms: float = 0.0
     issued_at: float | None = None  # when the run was interrupted: approval wait counts from it
-    guest_runtime: int = 2  # how the recorded run awaited host calls (continuation.GUEST_RUNTIME)
+    guest_runtime: int = GUEST_RUNTIME  # how the recorded run awaited host calls
 
 
 @dataclass(frozen=True)

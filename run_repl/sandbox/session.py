@@ -42,6 +42,7 @@ from .host_functions import HostFunction, HostManifest, did_you_mean
 from .limits import Limits, near_memory_limit
 from .nesting import ARGUMENTS_DEPTH
 from .replay import (
+    THREE_JOB_AWAIT,
     Answer,
     LedgerEntry,
     PendingInterrupt,
@@ -248,7 +249,7 @@ class RunSession:
                     "clockMs": self.clock_ms,
                     "seed": self.seed,
                     # Replaying a run recorded when an awaited host call took three jobs.
-                    "legacyAwait": plan is not None and plan.guest_runtime == 1,
+                    "legacyAwait": plan is not None and plan.guest_runtime == THREE_JOB_AWAIT,
                     "values": [self.values_wire[0], self.values_wire[1:]]
                     if self.values_wire
                     else None,

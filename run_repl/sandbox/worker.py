@@ -482,7 +482,7 @@ class Worker:
         _OUTBOX.activate()
         if self.probe:
             report = {"stats": self._stats(), "logs_dropped": 0, "kind": "value"}
-            value = json.dumps(probe_walls(_OUTBOX.parent_pid, self.confinement.rlimits))
+            value = json.dumps(probe_walls(_OUTBOX.parent_pid))
             _write(f.frame(f.Kind.DONE, json.dumps(report).encode() + b"\n" + value.encode()))
             self.exit()
         prepared = self.prepare(job["source"])

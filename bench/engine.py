@@ -87,6 +87,38 @@ def children_of(pid: int) -> list[tuple[int, str]]:
     return found
 
 
+def cpu_and_faults(pid: int) -> tuple[float, float, int]:
+    """(its own CPU s, its reaped children's CPU s, its reaped children's minor
+    page faults) for a process (Linux)."""
+    with open(f"/proc/{pid}/stat") as fh:
+        fields = fh.read().rsplit(")", 1)[1].split()
+    tick = os.sysconf("SC_CLK_TCK")
+    own = (int(fields[11]) + int(fields[12])) / tick
+    children = (int(fields[13]) + int(fields[14])) / tick
+    return own, children, int(fields[8])
+
+
+async def cpu_per_run(
+    check: Callable[[str], Awaitable[Any]], template: int, runs: int
+) -> dict[str, float]:
+    """Where the CPU of one trivial run goes, over `runs` back to back: this
+    process, the template (a fork each), the children (reaped by the template)."""
+    for _ in range(20):
+        await check("return 1 + 1")
+    own_before = time.process_time()
+    template_before = cpu_and_faults(template)
+    for _ in range(runs):
+        await check("return 1 + 1")
+    time.sleep(0.05)  # the last child reaped
+    template_after = cpu_and_faults(template)
+    return {
+        "parent": (time.process_time() - own_before) * 1000 / runs,
+        "template": (template_after[0] - template_before[0]) * 1000 / runs,
+        "child": (template_after[1] - template_before[1]) * 1000 / runs,
+        "child_faults": (template_after[2] - template_before[2]) / runs,
+    }
+
+
 def rss_now() -> int:
     with open("/proc/self/status") as fh:
         for line in fh:
@@ -216,6 +248,9 @@ async def ours(rounds: int, soak: int) -> dict[str, Any]:
         assert result.error is not None and result.error.code == "RUN_ABORTED"
     out["cancel"] = (statistics.median(cancels), min(cancels))
 
+    if pool.template_pid is not None and sys.platform.startswith("linux"):
+        out["cpu"] = await cpu_per_run(check, pool.template_pid, max(100, rounds * 5))
+
     # Memory: the template, a child serving a run, a spare at rest.
     await check("await h.look(); return 1")
     out["memory_child"] = memory["child"]
@@ -330,6 +365,24 @@ def main() -> None:
             print(f"{'  ratio to npm run':<{width}}  {ratio:>17.2f}")
     if node is None:
         print(f"(npm run: {why})")
+
+    cpu = py.get("cpu")
+    if cpu:
+        total = cpu["parent"] + cpu["template"] + cpu["child"]
+        cores = (
+            len(os.sched_getaffinity(0))
+            if hasattr(os, "sched_getaffinity")
+            else os.cpu_count() or 1
+        )
+        print(
+            f"\nCPU of one trivial run, back to back: {total:.2f} ms = this process {cpu['parent']:.2f}"
+            f" + template {cpu['template']:.2f} (forking) + child {cpu['child']:.2f}"
+            f" ({cpu['child_faults']:.0f} page faults)"
+        )
+        print(
+            f"  so 100 runs need {100 * total / cores:.0f} ms on {cores} cores at the least,"
+            " however many at a time"
+        )
 
     print("\nmemory")
     template = py.get("memory_template", {})

@@ -88,6 +88,12 @@ class WorkerChannel:
         """Answers wait to go together: send yours with them (`send_soon`)."""
         return self.reading or bool(self.batch)
 
+    def send_waiting(self) -> None:
+        """Send the answers waiting to go together now, unless frames are being
+        handed on (then they go when that ends, with whatever else it answers)."""
+        if not self.reading:
+            self._send_batch()
+
     def _send_batch(self) -> None:
         batch, self.batch = self.batch, []
         if batch:

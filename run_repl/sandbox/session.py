@@ -528,7 +528,7 @@ class RunSession:
         if fn is None and on_handle is None:
             # The guest's namespaces refuse unknown members before they get here;
             # this is a worker that does not follow the protocol.
-            self._finish_live(
+            poll = self._finish_live(
                 entry,
                 failed(ErrorCode.RUN_UNKNOWN_MEMBER, f"The host has no {path}."),
             )
@@ -536,15 +536,18 @@ class RunSession:
                 "unknown path; did you mean "
                 f"{', '.join(did_you_mean(self.manifest.paths, path)) or 'nothing close'}"
             )
+            if poll:
+                self._poll_next()
             return
         if not isinstance(args, list):
-            self._finish_live(
+            if self._finish_live(
                 entry,
                 failed(
                     ErrorCode.RUN_ARGUMENT_NOT_CLONEABLE,
                     f"The arguments to {path}() could not be read.",
                 ),
-            )
+            ):
+                self._poll_next()
             return
         resume = None
         if old is not None and old.interruption_id:
@@ -643,6 +646,7 @@ class RunSession:
     ) -> None:
         # `running` was counted when the task was made: an idle frame may come first.
         # A cancelled call (abandoned after the grace) was recorded by _abandon_calls.
+        poll = False
         try:
             try:
                 if on_handle is not None:
@@ -655,19 +659,21 @@ class RunSession:
                 self._refused_by_guard(self._record(entry.seq), str(refused))
                 return
             except HandleProblem as problem:
-                self._finish_live(entry, failed(problem.code, problem.message))
+                poll = self._finish_live(entry, failed(problem.code, problem.message))
                 return
             if outcome.interrupted:
                 entry.by_policy = outcome.by_policy or entry.by_policy
                 self._on_interrupt(ctx, self._record(entry.seq), entry, outcome.payload)
             else:
-                self._finish_live(entry, outcome)
+                poll = self._finish_live(entry, outcome)
         finally:
             self.running -= 1
             # A finished call leaves the table: its task's context holds its arguments.
             self.tasks.pop(ctx.request_index, None)
             if entry.seq in self.unrecorded:  # ended some other way: still in the audit
                 self._record(entry.seq)
+            if poll:  # only now: the guest's next call finds this one ended and counted out
+                self._poll_next()
 
     def _refused_by_guard(self, record: CallRecord, why: str) -> None:
         if record.ok is None:
@@ -679,10 +685,11 @@ class RunSession:
             )
         self._end(ErrorCode.RUN_CONTINUATION_INVALID, f"Cannot resume: {why}. Nothing was run.")
 
-    def _finish_live(self, entry: LedgerEntry, outcome: CallOutcome) -> None:
+    def _finish_live(self, entry: LedgerEntry, outcome: CallOutcome) -> bool:
         """A live call ended: keep it in the ledger, answer the guest, record it.
         The answer goes before the audit's record is written (or made): the guest
-        works on it meanwhile (both happen before anything else can)."""
+        works on it meanwhile (both happen before anything else can). True if the
+        caller should then poll for the guest's next message (`_poll_next`)."""
         seq = entry.seq
         made = self.calls.get(seq)
         decision = outcome.decision or (made.decision if made is not None else None)
@@ -694,7 +701,7 @@ class RunSession:
         entry.ok = outcome.ok
         entry.wire = outcome.wire
         entry.decision = decision
-        self._answer(Answer(seq, outcome.ok, outcome.wire[0], outcome.wire[1:], entry))
+        poll = self._answer(Answer(seq, outcome.ok, outcome.wire[0], outcome.wire[1:], entry))
         record = self._record(seq)
         if record.decision != decision:
             record.decision = decision  # type: ignore[assignment]
@@ -707,6 +714,7 @@ class RunSession:
             started=outcome.started,
             result_text=outcome.result_text,
         )
+        return poll
 
     def _on_interrupt(
         self, ctx: HostFunctionContext, record: CallRecord, entry: LedgerEntry, payload: Any
@@ -755,6 +763,7 @@ class RunSession:
 
     # ------------------------------------------------------------ answers
     def _answer_recorded(self, entries: list[LedgerEntry]) -> None:
+        poll = False
         for entry in entries:
             record = self.calls[entry.seq]
             wire = entry.wire or "Jnull"
@@ -767,37 +776,49 @@ class RunSession:
                 record.error_code = _wire_code(entry.wire)
             self._emit_call(record)
             self.settle_order.append(entry.seq)
-            self._send_answer(
+            poll = self._send_answer(
                 Answer(entry.seq, bool(entry.ok), wire[0], wire[1:]), entry.elapsed_ms
             )
         if self.replay.done:
             for held in self.replay.release_held():
-                self._answer(held)
+                poll = self._answer(held) or poll
+        if poll:
+            self._poll_next()
 
-    def _answer(self, answer: Answer) -> None:
+    def _answer(self, answer: Answer) -> bool:
         """Send a live call's answer. While a replay still has recorded answers to
-        give, live answers wait, so the guest sees the same order."""
+        give, live answers wait, so the guest sees the same order. True as for
+        `_send_answer`."""
         if self.replay.hold(answer):
-            return
+            return False
         clock = self.guest_clock()
         if answer.entry is not None:
             answer.entry.elapsed_ms = clock
             self.settle_order.append(answer.seq)
-        self._send_answer(answer, clock)
+        return self._send_answer(answer, clock)
 
-    def _send_answer(self, answer: Answer, clock: float) -> None:
+    def _send_answer(self, answer: Answer, clock: float) -> bool:
+        """Send an answer; True if the guest waits on it alone, so the caller should
+        poll for its next message once done with this call (`_poll_next`)."""
         channel = self.channel
         if channel is None or not channel.is_open:
-            return
+            return False
         data = frames.settle_frame(answer.seq, answer.ok, answer.mode, answer.body, clock)
         lone = self.running <= 1
         if lone and not channel.frames_left:
             # The guest waits on this answer alone: it goes now (after any waiting
             # to go), while the rest of this turn's bookkeeping is done.
             channel.send(data)
+            channel.send_waiting()
         else:
             channel.send_soon(data)  # other answers are coming in this turn: send them together
-        if lone and not self.replay.waiting:
+        return lone and not self.replay.waiting
+
+    def _poll_next(self) -> None:
+        """Poll briefly for the guest's next message instead of waiting for the loop
+        to wake (after a lone answer, once its call's bookkeeping is done)."""
+        channel = self.channel
+        if channel is not None and channel.is_open:
             channel.spin()
 
 

@@ -216,6 +216,32 @@ async def test_a_lone_answer_leaves_before_its_call_is_recorded(
     ]
 
 
+async def test_a_call_that_ends_after_a_wait_is_heard_ending_before_the_next_starts(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    # After a lone answer the parent polls for the guest's next message. A call
+    # that ended in a later turn (it awaited something) used to poll from inside
+    # its own ending: the guest's next call was heard starting before this one
+    # was heard ending (and counted as one of two running). Polling long here
+    # makes that next call arrive inside the poll every time.
+    monkeypatch.setattr(channel, "SPIN_SECONDS", 2.0)
+    monkeypatch.setattr(channel, "CHAIN_SECONDS", 5.0)
+    events: list[tuple[int, bool | None]] = []
+
+    async def later(x: int) -> int:
+        await asyncio.sleep(0.01)
+        return x
+
+    result = await run(
+        "return (await h.later(1)) + (await h.later(2)) + (await h.later(3))",
+        {"h": {"later": later}},
+        on_call=lambda record: events.append((record.seq, record.ok)),
+    )
+    assert result.status == "ok", result.error
+    assert result.value == 6
+    assert events == [(1, None), (1, True), (2, None), (2, True), (3, None), (3, True)]
+
+
 async def test_a_call_that_runs_on_is_heard_starting_while_it_runs() -> None:
     # A lone call that awaits: on_call hears it start before it ends. The host
     # function waits for that, so it would never end otherwise.

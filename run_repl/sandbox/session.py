@@ -776,9 +776,8 @@ class RunSession:
                 record.error_code = _wire_code(entry.wire)
             self._emit_call(record)
             self.settle_order.append(entry.seq)
-            poll = self._send_answer(
-                Answer(entry.seq, bool(entry.ok), wire[0], wire[1:]), entry.elapsed_ms
-            )
+            answer = Answer(entry.seq, bool(entry.ok), wire[0], wire[1:])
+            poll = self._send_answer(answer, entry.elapsed_ms) or poll
         if self.replay.done:
             for held in self.replay.release_held():
                 poll = self._answer(held) or poll

@@ -51,9 +51,11 @@ from .paging import (
     value_document,
 )
 from .results import (
+    CALLS_MADE_SHOWN,
     call_line,
     call_state,
     calls_lines,
+    calls_made_lines,
     dropped_logs_lines,
     error_lines,
     interruption_lines,
@@ -70,6 +72,7 @@ from .sanitize import is_safe, safe, safe_json
 from .styled import Fragment, Line, line, plain, plain_lines, styled
 
 __all__ = [
+    "CALLS_MADE_SHOWN",
     "FIRST_PAGE_ONLY",
     "GONE",
     "ExitCode",
@@ -90,6 +93,7 @@ __all__ = [
     "call_line",
     "call_state",
     "calls_lines",
+    "calls_made_lines",
     "color_enabled",
     "dropped_logs_lines",
     "error_lines",

@@ -7,6 +7,7 @@ the IDE say the same things the same way and only their looks differ.
 from __future__ import annotations
 
 import unicodedata
+from collections import Counter
 from typing import Any
 
 from ..sandbox.result import CallRecord, Interruption, LogLine, RunErrorInfo, RunResult
@@ -96,6 +97,60 @@ def call_line(call: CallRecord) -> Line:
     out += call_state(call)
     if call.wait_ms:
         out.append(("dim", f"  waited {formats.format_ms(call.wait_ms)} for approval"))
+    return out
+
+
+CALLS_MADE_SHOWN = 20
+"""The latest calls an approval's detail lists whole; earlier ones are counted by function."""
+_CALLS_MADE_NAMED = 4  # functions named in the count of earlier calls, the most made first
+
+
+def calls_made_lines(
+    calls: list[Any], shown: int = CALLS_MADE_SHOWN, total: int | None = None
+) -> list[Line]:
+    """The calls a paused run made before the one asking (read from its stored
+    envelope): the latest `shown` whole, the earlier counted by function. A run
+    that made thousands of calls then still reads at a glance, and draws at once
+    (only the calls shown are read whole). Records that cannot be read are left out.
+
+    `total` is how many calls the run made (its stats): the history keeps only the
+    first ones of a long list, and then says so rather than pass them off as all."""
+    done = [
+        raw
+        for raw in calls
+        if isinstance(raw, dict)
+        and isinstance(raw.get("path"), str)
+        and raw.get("decision") != "pending"
+    ]
+    latest: list[CallRecord] = []
+    split = len(done)
+    while split > 0 and len(latest) < shown:
+        split -= 1
+        try:
+            latest.append(CallRecord.model_validate(done[split]))
+        except ValueError:
+            continue
+    latest.reverse()
+    earlier = done[:split]
+    later = total - len(calls) if total is not None else 0  # made, but not in the history
+    if later > 0:
+        header = f"  calls already made (the history kept the first {len(calls):,} of {total:,}):"
+    else:
+        header = f"  calls already made ({len(earlier) + len(latest):,}):"
+    out = [styled("dim", header)]
+    if not latest and later <= 0:
+        out.append(styled("dim", "    none: this call is the run's first"))
+        return out
+    if earlier:
+        counts = Counter(str(c["path"]) for c in earlier)
+        ranked = sorted(counts.items(), key=lambda item: (-item[1], item[0]))
+        named = ", ".join(f"{safe(path)} ×{n:,}" for path, n in ranked[:_CALLS_MADE_NAMED])
+        rest = len(ranked) - _CALLS_MADE_NAMED
+        more = f" and {formats.plural(rest, 'more function')}" if rest > 0 else ""
+        out.append(styled("dim", f"    … {len(earlier):,} earlier: {named}{more}"))
+    out += [[("", "    "), *call_line(c)] for c in latest]
+    if later > 0:
+        out.append(styled("dim", f"    … {later:,} later, which the history did not keep"))
     return out
 
 

@@ -6,12 +6,14 @@ import time
 from pathlib import Path
 
 from run_repl.present import (
+    CALLS_MADE_SHOWN,
     SessionApprovals,
     approval_detail_lines,
     approval_list_lines,
     approval_message,
     approve_command,
     argument_lines,
+    calls_made_lines,
     history_lines,
     not_saved_hint,
     plain,
@@ -152,3 +154,68 @@ def test_format_when() -> None:
     now = time.mktime((2025, 3, 4, 12, 0, 0, 0, 0, -1))
     assert format_when(now - 3600, now) == "11:00:00"
     assert format_when(now - 3 * 86400, now) == "2025-03-01 12:00"
+
+
+def _call(seq: int, path: str, decision: str | None = None) -> dict[str, object]:
+    return {
+        "seq": seq,
+        "path": path,
+        "args_preview": "()",
+        "ok": None if decision == "pending" else True,
+        "duration_ms": 0.5,
+        "decision": decision,
+    }
+
+
+def test_calls_made_lines_list_a_short_run_whole() -> None:
+    calls = [_call(1, "documents.listDrafts"), _call(2, "documents.publish", "pending")]
+    lines = [plain(x) for x in calls_made_lines(calls)]
+    assert lines[0] == "  calls already made (1):"
+    assert len(lines) == 2 and "#1  documents.listDrafts()" in lines[1]
+    assert plain(calls_made_lines([_call(1, "a.b", "pending")])[1]).strip() == (
+        "none: this call is the run's first"
+    )
+
+
+def test_calls_made_lines_count_the_earlier_calls_of_a_long_run() -> None:
+    # An approval asked after thousands of calls: its detail lists the latest whole and
+    # counts the rest by function, so it stays a glance (and quick to draw) at any size.
+    calls = [_call(i, "documents.listDrafts") for i in range(1, 2998)]
+    calls += [_call(2998, "crm.getAccount"), _call(2999, "crm.getAccount")]
+    calls += [_call(3000, "documents.publish", "pending")]
+    lines = [plain(x) for x in calls_made_lines(calls)]
+    assert lines[0] == "  calls already made (2,999):"
+    assert lines[1] == (
+        f"    … {2999 - CALLS_MADE_SHOWN:,} earlier: documents.listDrafts ×{2999 - CALLS_MADE_SHOWN:,}"
+    )
+    shown = lines[2:]
+    assert len(shown) == CALLS_MADE_SHOWN
+    assert f"#{3000 - CALLS_MADE_SHOWN}  documents.listDrafts()" in shown[0]
+    assert "#2999  crm.getAccount()" in shown[-1]
+
+
+def test_calls_made_lines_name_the_most_made_earlier_calls_first() -> None:
+    calls = [_call(i, f"ns.f{i % 6}") for i in range(1, 61)]
+    calls += [_call(i, "ns.often") for i in range(61, 161)]
+    calls += [_call(i, "ns.last") for i in range(161, 161 + CALLS_MADE_SHOWN)]
+    summary = plain(calls_made_lines(calls)[1])
+    assert summary == (
+        "    … 160 earlier: ns.often ×100, ns.f0 ×10, ns.f1 ×10, ns.f2 ×10 and 3 more functions"
+    )
+
+
+def test_calls_made_lines_skip_records_they_cannot_read() -> None:
+    calls: list[object] = ["not a record", {"seq": "x"}, _call(3, "a.b")]
+    lines = [plain(x) for x in calls_made_lines(calls)]
+    assert lines[0] == "  calls already made (1):" and "#3  a.b()" in lines[1]
+
+
+def test_calls_made_lines_say_when_the_history_kept_only_the_first_calls() -> None:
+    # The history keeps the first calls of a long list: the latest it has are not the
+    # run's latest, and the count must not pass for the run's.
+    kept = [_call(i, "documents.listDrafts") for i in range(1, 1001)]
+    lines = [plain(x) for x in calls_made_lines(kept, total=9001)]
+    assert lines[0] == "  calls already made (the history kept the first 1,000 of 9,001):"
+    assert lines[-1] == "    … 8,001 later, which the history did not keep"
+    assert len([x for x in lines if x.startswith("    #")]) == CALLS_MADE_SHOWN
+    assert plain(calls_made_lines(kept, total=1000)[0]) == "  calls already made (1,000):"

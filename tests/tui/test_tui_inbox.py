@@ -14,6 +14,7 @@ import pytest
 from textual.widgets import DataTable, Static
 from tui_helpers import SIZE, make_app, run_to_end, screen_text, set_source, settle, until
 
+from run_repl.present import CALLS_MADE_SHOWN
 from run_repl.present.styled import plain, plain_lines
 from run_repl.sandbox.result import RunErrorInfo, RunResult
 from run_repl.store import PendingApproval
@@ -130,6 +131,35 @@ async def test_an_approval_from_another_process_is_approved_in_the_inbox(
         assert app.query_one(StatusBar).approvals == 0
     final = app.ws.store.get_approval(approval.id)
     assert final is not None and final.status == "approved" and final.outcome == "ok"
+
+
+async def test_an_approval_asked_after_many_calls_lists_the_latest_and_counts_the_rest(
+    data_dir: Path,
+) -> None:
+    """A run that made hundreds of calls before asking: the detail counts them, names
+    the earlier ones by function and lists only the latest whole (it is drawn again at
+    every move of the cursor and every change in the store)."""
+    many = 3 * CALLS_MADE_SHOWN
+    source = (
+        f"let d; for (let i = 0; i < {many}; i++) d = await documents.listDrafts();\n"
+        "return await documents.publish(d[0].id)"
+    )
+    await interrupted_elsewhere(data_dir, source)
+    app = make_app(data_dir)
+    async with app.run_test(size=SIZE) as pilot:
+        await listed(app, lambda approvals: len(approvals) == 1)
+        await pilot.press("f6")
+        await settle(pilot)  # the run's record is read for the detail
+        detail = text_of(app, "#inbox-detail-text").splitlines()
+        at = detail.index(f"  calls already made ({many}):")
+        earlier = many - CALLS_MADE_SHOWN
+        assert detail[at + 1] == f"    … {earlier} earlier: documents.listDrafts ×{earlier}"
+        listed_calls = [x for x in detail if x.startswith("    #")]
+        assert len(listed_calls) == CALLS_MADE_SHOWN
+        assert listed_calls[0].startswith(f"    #{earlier + 1}  documents.listDrafts()")
+        assert listed_calls[-1].startswith(f"    #{many}  documents.listDrafts()")
+        # The question itself is still there whole, after the calls.
+        assert "1 | let d; for (let i = 0;" in "\n".join(detail)
 
 
 async def test_a_denial_in_the_inbox_reaches_the_snippet(

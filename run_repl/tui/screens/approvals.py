@@ -39,10 +39,9 @@ from textual.worker import get_current_worker
 from ...present import formats
 from ...present.approvals import approval_detail_lines
 from ...present.history import format_when
-from ...present.results import call_line
+from ...present.results import calls_made_lines
 from ...present.rich_render import lines_to_text, to_text
 from ...present.styled import Line, line, styled
-from ...sandbox.result import CallRecord
 from ...store import PendingApproval, RunRecord
 from ...store.approval_flow import describe_state
 from ..approvals_inbox import ApprovalsInbox, InboxRow
@@ -185,6 +184,7 @@ meant for one approval never decides the next.
         self.shown_at = time.monotonic()
         self.confirming: str | None = None
         self._runs: dict[str, RunRecord | None] = {}
+        self._calls_made: dict[str, list[Line]] = {}  # a run's calls in words, made once
         self._rows: list[InboxRow] = []
 
     def compose(self) -> ComposeResult:
@@ -370,20 +370,16 @@ meant for one approval never decides the next.
             return [styled("dim", "  calls already made: reading the run…")]
         run = self._runs[a.run_id]
         calls = (run.envelope or {}).get("calls") if run is not None else None
-        if run is None or calls is None:
+        if run is None or not isinstance(calls, list):
             return [styled("dim", "  calls already made: the history does not have this run")]
-        records = []
-        for c in calls:
-            try:
-                records.append(CallRecord.model_validate(c))
-            except ValueError:
-                continue
-        done = [c for c in records if c.decision != "pending"]
-        out = [styled("dim", f"  calls already made ({len(done)}):")]
-        out += [[("", "    "), *call_line(c)] for c in done]
-        if not done:
-            out.append(styled("dim", "    none: this call is the run's first"))
-        return out
+        # Made once a run: the detail is drawn again at each move and each change.
+        made = self._calls_made.get(a.run_id)
+        if made is None:
+            stats = (run.envelope or {}).get("stats")
+            total = stats.get("host_calls") if isinstance(stats, dict) else None
+            made = calls_made_lines(calls, total=total if isinstance(total, int) else None)
+            self._calls_made[a.run_id] = made
+        return made
 
     @work(thread=True, group="inbox-run", exclusive=False, exit_on_error=False)
     def _load_run(self, run_id: str) -> None:
@@ -398,6 +394,7 @@ meant for one approval never decides the next.
     @on(RunLoaded)
     def _run_loaded(self, event: RunLoaded) -> None:
         self._runs[event.run_id] = event.run
+        self._calls_made.pop(event.run_id, None)
         current = self.current()
         if current is not None and current.run_id == event.run_id:
             self.query_one("#inbox-detail-text", Static).update(self._detail(current))

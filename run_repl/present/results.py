@@ -134,7 +134,10 @@ def calls_made_lines(
     earlier = done[:split]
     later = total - len(calls) if total is not None else 0  # made, but not in the history
     if later > 0:
-        header = f"  calls already made (the history kept the first {len(calls):,} of {total:,}):"
+        header = (
+            f"  calls already made (the history kept the first {len(calls):,}"
+            f" of the run's {total:,} calls):"
+        )
     else:
         header = f"  calls already made ({len(earlier) + len(latest):,}):"
     out = [styled("dim", header)]

@@ -215,7 +215,9 @@ def test_calls_made_lines_say_when_the_history_kept_only_the_first_calls() -> No
     # run's latest, and the count must not pass for the run's.
     kept = [_call(i, "documents.listDrafts") for i in range(1, 1001)]
     lines = [plain(x) for x in calls_made_lines(kept, total=9001)]
-    assert lines[0] == "  calls already made (the history kept the first 1,000 of 9,001):"
+    assert lines[0] == (
+        "  calls already made (the history kept the first 1,000 of the run's 9,001 calls):"
+    )
     assert lines[-1] == "    … 8,001 later, which the history did not keep"
     assert len([x for x in lines if x.startswith("    #")]) == CALLS_MADE_SHOWN
     assert plain(calls_made_lines(kept, total=1000)[0]) == "  calls already made (1,000):"

@@ -27,7 +27,7 @@ from typing import Any
 
 from .errors import CodecError, HostResultTooLarge
 from .handles import HandleRef, HandleTable, is_handle
-from .nesting import MAX_DEPTH, ValueTooDeep, check_depth
+from .nesting import MAX_DEPTH, ValueTooDeep, check_depth, key_step
 from .values import (
     NO_CAUSE,
     UNDEFINED,
@@ -282,7 +282,7 @@ class _Encoder:
     def where(self) -> str:
         out = "$"
         for p in self.path:
-            out += f"[{p}]" if isinstance(p, int) else (f".{p}" if p.isidentifier() else f"[{p!r}]")
+            out += f"[{p}]" if isinstance(p, int) else key_step(p)
         return out
 
     def tag(self, t: str, **fields: Any) -> dict[str, Any]:
@@ -514,7 +514,12 @@ class _Encoder:
         dump = getattr(v, "model_dump", None)
         if callable(dump) and not isinstance(v, type):
             return self.enc(dump(mode="python"), holder, key)
-        raise CodecError(f"a {type(v).__name__}", self.where())
+        raise CodecError(a_or_an(type(v).__name__), self.where())
+
+
+def a_or_an(name: str) -> str:
+    """A type's name with its article, as a refusal says it: "an object", "a set"."""
+    return ("an " if name[:1].lower() in ("a", "e", "i", "o", "u") else "a ") + name
 
 
 def encode(

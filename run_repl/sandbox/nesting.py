@@ -29,6 +29,7 @@ PAYLOAD_DEPTH = MAX_DEPTH + 2  # an approval's payload holds them: {"args": [val
 # value shares are written once per use, so a few bytes can stand for 2 ** 40.
 MAX_SHOWN_NODES = 100_000
 _IDENT = re.compile(r"[A-Za-z_$][A-Za-z0-9_$]*")  # as the guest writes paths
+_LONE_SURROGATE = re.compile("[\ud800-\udfff]")  # in a Python str, every surrogate is lone
 _SHOWN_STEPS = 8  # of a too-deep path, at each end
 
 
@@ -110,7 +111,7 @@ def _path_below(value: Any, limit: int) -> str:
         pairs = enumerate(v) if isinstance(v, list) else v.items()
         children = [(k, x) for k, x in pairs if isinstance(x, list | dict)]
         for k, x in reversed(children):
-            step = f"[{k}]" if isinstance(v, list) else _key_step(k)
+            step = f"[{k}]" if isinstance(v, list) else key_step(k)
             stack.append((x, level + 1, (step, way)))
     return "$"  # not reached when check_depth found it too deep
 
@@ -141,7 +142,7 @@ def path_in_text(text: str, limit: int = MAX_DEPTH) -> str:
         if t in "[{":
             open_.append([t == "{", 0])
             if len(open_) > limit:
-                return _path_text([_key_step(k) if o else f"[{k}]" for o, k in open_[:-1]])
+                return _path_text([key_step(k) if o else f"[{k}]" for o, k in open_[:-1]])
             expect_key = t == "{"
         elif t in "]}":
             open_.pop()
@@ -164,6 +165,11 @@ def _path_text(parts: list[str]) -> str:
     return "$" + "".join(parts)
 
 
-def _key_step(key: Any) -> str:
+def key_step(key: Any) -> str:
+    """One key of a path as the guest writes it: `.name`, else the key as
+    JSON.stringify writes it (characters as they are, a lone surrogate escaped)."""
     key = str(key)
-    return f".{key}" if _IDENT.fullmatch(key) else f"[{json.dumps(key)}]"
+    if _IDENT.fullmatch(key):
+        return f".{key}"
+    text = json.dumps(key, ensure_ascii=False)
+    return "[" + _LONE_SURROGATE.sub(lambda m: f"\\u{ord(m.group()):04x}", text) + "]"

@@ -24,17 +24,15 @@ page through it later without running the snippet again.
 from __future__ import annotations
 
 import json
-import re
 from collections.abc import Iterable
 from dataclasses import dataclass, field
 from typing import Any
 
-from .nesting import MAX_DEPTH, ValueTooDeep, check_depth, loads, path_in_text
+from .nesting import MAX_DEPTH, ValueTooDeep, check_depth, key_step, loads, path_in_text
 
 BUDGET_LINES = 200
 REST_LINES = BUDGET_LINES // 2  # at most this much of the window for an object's other fields
 CHUNK_ITEMS = 1000
-_IDENT = re.compile(r"^[A-Za-z_$][A-Za-z0-9_$]*$")
 
 
 def pretty_lines(value: Any, cap: int = 1 << 62) -> int:
@@ -66,7 +64,7 @@ def pretty_lines(value: Any, cap: int = 1 << 62) -> int:
 
 
 def field_path(key: str) -> str:
-    return f"$.{key}" if _IDENT.match(key) else f"$[{json.dumps(key)}]"
+    return "$" + key_step(key)
 
 
 def largest_array_field(obj: dict[str, Any]) -> str | None:

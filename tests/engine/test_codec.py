@@ -583,18 +583,48 @@ class Opaque:
         (object(), "$"),
         (lambda: 1, "$"),
         ([1, {"a": Opaque()}], "$[1].a"),
-        ({"a b": [0, Opaque()]}, "$['a b'][1]"),
+        ({"a b": [0, Opaque()]}, '$["a b"][1]'),
+        ({"café": Opaque()}, '$["café"]'),
+        ({'a"b': Opaque()}, '$["a\\"b"]'),
+        ({"\ud800": Opaque()}, '$["\\ud800"]'),
         ({"deep": {"er": (1, 2, print)}}, "$.deep.er[2]"),
         (JSError("E", "m", cause=Opaque()), "$.cause"),
         (Opaque, "$"),
     ],
-    ids=["object", "lambda", "in_list", "odd_key", "builtin_function", "error_cause", "class"],
+    ids=[
+        "object",
+        "lambda",
+        "in_list",
+        "odd_key",
+        "non_ascii_key",
+        "quoted_key",
+        "lone_surrogate_key",
+        "builtin_function",
+        "error_cause",
+        "class",
+    ],
 )
 def test_refusals_name_the_path(value: Any, path: str) -> None:
     with pytest.raises(CodecError) as info:
         encode(value)
     assert info.value.path == path
     assert "cannot cross" in str(info.value)
+
+
+def test_refusals_name_paths_as_the_guest_does() -> None:
+    # The guest writes a path's keys as JavaScript does (`.name`, else a JSON string in
+    # brackets); a refusal on the host side names the same place the same way.
+    with pytest.raises(CodecError) as info:
+        encode({"rows": [{"it's": object()}]})
+    assert str(info.value) == 'an object at $.rows[0]["it\'s"] cannot cross the sandbox boundary'
+    with pytest.raises(CodecError) as info:
+        encode([Opaque()])
+    assert str(info.value) == "an Opaque at $[0] cannot cross the sandbox boundary"
+    with pytest.raises(CodecError) as info:
+        encode({"f": print})
+    assert (
+        str(info.value) == "a builtin_function_or_method at $.f cannot cross the sandbox boundary"
+    )
 
 
 def test_refusals_inside_maps_and_sets_name_the_entry() -> None:

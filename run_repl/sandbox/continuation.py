@@ -38,8 +38,6 @@ from .replay import (
 )
 
 PREFIX = "rrc1"
-# A token's "rt" says how its run scheduled an awaited host call (replay.GUEST_RUNTIME);
-# a token without it was made when that took three jobs.
 MIN_SECRET_BYTES = 32
 MAX_TOKEN_BYTES = 64 << 20
 SECRET_FILE = "continuation-secret.key"
@@ -176,6 +174,8 @@ class ContinuationSigner:
         now = time.time()
         body = {
             "v": 1,
+            # How the run scheduled an awaited host call (replay.GUEST_RUNTIME); a
+            # token without it was made when that took three jobs (see verify).
             "rt": guest_runtime,
             "aud": self.audience,
             "ctx": dict(context) if context else None,

@@ -540,13 +540,14 @@ class RunSession:
                 self._poll_next()
             return
         if not isinstance(args, list):
-            if self._finish_live(
+            poll = self._finish_live(
                 entry,
                 failed(
                     ErrorCode.RUN_ARGUMENT_NOT_CLONEABLE,
                     f"The arguments to {path}() could not be read.",
                 ),
-            ):
+            )
+            if poll:
                 self._poll_next()
             return
         resume = None

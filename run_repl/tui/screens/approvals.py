@@ -369,13 +369,14 @@ meant for one approval never decides the next.
         if a.run_id not in self._runs:
             return [styled("dim", "  calls already made: reading the run…")]
         run = self._runs[a.run_id]
-        calls = (run.envelope or {}).get("calls") if run is not None else None
-        if run is None or not isinstance(calls, list):
+        envelope = (run.envelope or {}) if run is not None else {}
+        calls = envelope.get("calls")
+        if not isinstance(calls, list):
             return [styled("dim", "  calls already made: the history does not have this run")]
         # Made once a run: the detail is drawn again at each move and each change.
         made = self._calls_made.get(a.run_id)
         if made is None:
-            stats = (run.envelope or {}).get("stats")
+            stats = envelope.get("stats")
             total = stats.get("host_calls") if isinstance(stats, dict) else None
             made = calls_made_lines(calls, total=total if isinstance(total, int) else None)
             self._calls_made[a.run_id] = made

@@ -49,10 +49,17 @@ async def settle(pilot: Any) -> None:
         await pilot.pause()
         # The approvals watcher lives as long as the app: every other worker ends.
         busy = [w for w in app.workers if not w.is_finished and w.name != WATCH_WORKER]
-        if not busy:
+        if busy:
+            await app.workers.wait_for_complete(busy)
+        elif not _messages_waiting(app):
+            # (A message still on its way up, a decision say, may start the next worker:
+            # one round of the loop does not always carry it all the way.)
             return
-        await app.workers.wait_for_complete(busy)
     raise AssertionError("workers kept starting: the app never settled")
+
+
+def _messages_waiting(app: App[Any]) -> bool:
+    return any(node.message_queue_size for node in (app, *app.screen.walk_children(with_self=True)))
 
 
 async def until(pilot: Any, condition: Any) -> None:

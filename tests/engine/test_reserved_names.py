@@ -9,7 +9,7 @@ import json
 import _quickjs
 import pytest
 
-from run_repl import run
+from run_repl import handle, run
 from run_repl.sandbox.errors import HostFunctionsError, ValuesError
 from run_repl.sandbox.host_functions import (
     RESERVED_GLOBALS,
@@ -115,3 +115,33 @@ async def test_every_global_and_object_name_of_the_guest_is_reserved() -> None:
     assert set(globals_) - RESERVED_GLOBALS == set()
     assert set(object_names) - SPECIAL_MEMBERS == set()
     assert {"then", "toJSON", "prototype"} <= SPECIAL_MEMBERS
+
+
+async def test_a_handle_s_special_names_are_not_its_members() -> None:
+    called: list[str] = []
+
+    @handle
+    class Project:
+        def then(self, *args: object) -> None:
+            called.append("then")
+
+        def toJSON(self) -> None:
+            called.append("toJSON")
+
+        def deploy(self) -> str:
+            return "deployed"
+
+    async def project() -> Project:
+        return Project()
+
+    result = await run(
+        "const p = await api.project(); JSON.stringify({p});"
+        "return [typeof p.then, await p.deploy()]",
+        {"api": {"project": project}},
+    )
+    assert result.status == "ok", result.error
+    assert result.value == ["undefined", "deployed"]
+    assert called == [] and [c.path for c in result.calls] == [
+        "api.project",
+        "api.project(…).deploy",
+    ]

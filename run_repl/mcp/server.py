@@ -424,7 +424,6 @@ class RunReplMcp:
     ) -> types.CallToolResult:
         args = parse_status(arguments, self.settings)
         store = self.ws.store
-        _call_run.set(args.run_id)
         if args.run_id is not None:
             run_id = args.run_id
 

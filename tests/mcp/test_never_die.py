@@ -96,6 +96,7 @@ async def test_a_failure_inside_a_tool_is_a_tool_error_with_the_run_id(
         async with Client(app.build()) as client:
             broken = await client.call_tool("run", {"code": "return 1"})
             fine = await client.call_tool("run", {"code": "return 2"})
+            unknown = await client.call_tool("approval_status", {"run_id": "run_nope"})
         runs = ws.store.list_runs(limit=10)
     assert broken.is_error is True
     error = broken.structured_content["error"]
@@ -105,3 +106,6 @@ async def test_a_failure_inside_a_tool_is_a_tool_error_with_the_run_id(
     assert kept.id in error["message"] and kept.id in text_of(broken)["error"]
     assert "RuntimeError" in error["message"]
     assert fine.structured_content["value"] == 2
+    # A tool error names a run only when the call made one.
+    assert unknown.structured_content["error"]["code"] == "RUN_NOT_FOUND"
+    assert "run_id" not in unknown.structured_content

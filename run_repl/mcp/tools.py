@@ -1,9 +1,10 @@
-"""The tools a model sees: names, descriptions, JSON schemas, and their arguments checked.
+"""The tools a model sees: names, descriptions, schemas, and their arguments checked.
 
 The descriptions are the model's only documentation, so they say what a
 snippet may do, what comes back and what to do next, in the model's terms.
-Arguments are checked here, once, before anything runs: a bad one is a
-ToolError naming the argument and what to send instead.
+The schemas are generated from each tool's models (tool_models.py), and the
+same models check the arguments, here, once, before anything runs: a bad one
+is a ToolError naming the argument and what to send instead.
 """
 
 from __future__ import annotations
@@ -274,6 +275,7 @@ def parse_run(arguments: dict[str, Any], settings: ToolSettings) -> RunArgs:
 
 
 def parse_expand(arguments: dict[str, Any]) -> ExpandArgs:
+    # expand_result's and docs' arguments do not depend on the server's settings.
     checked = _checked(EXPAND, input_models(ToolSettings())[EXPAND], arguments)
     return ExpandArgs(checked.value_ref, checked.offset, checked.limit)
 

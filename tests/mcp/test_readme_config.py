@@ -53,5 +53,6 @@ def test_the_clients_tried_are_named_with_their_versions() -> None:
     tried = section[section.index("Clients tried") :]
     assert re.search(r"`mcp` Python package's own client \(2\.3", tried)
     assert re.search(r"`@modelcontextprotocol/sdk`\s+1\.32\.2", tried)
-    # What was checked with it: the error results, which it validates as well.
+    assert re.search(r"MCP Inspector\s+0\.15\.0", tried)
+    # What was checked with them: the error results, which they validate as well.
     assert "error results" in tried

@@ -493,8 +493,10 @@ class HostCallRunner:
             # The decision is used here: the function must not see it as its own resume.
             ctx.resume = None
             if resume.resolution is not True:
+                # The call as the person saw it, so the denial says which one it was.
                 raise ApprovalDenied(
-                    f"{ctx.path}() was not approved.", interruption_id=resume.interruption_id
+                    f"{ctx.path}{codec.args_preview(list(ctx.args))} was not approved.",
+                    interruption_id=resume.interruption_id,
                 )
             return "approved"
         if mode == "allow":

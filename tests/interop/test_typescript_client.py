@@ -1,0 +1,83 @@
+"""The TypeScript SDK's client (1.32.2, what the MCP Inspector bundles) against `run-repl mcp`,
+over stdio and streamable HTTP, on the revision it speaks (2025-11-25)."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+import pytest
+from interop_harness import (
+    PUBLISH,
+    TS_REVISION,
+    Principal,
+    approve_elsewhere,
+    call,
+    decided,
+    drive,
+    ts_scenarios,
+)
+from interop_scenarios import (
+    ERROR_STEPS,
+    TOOL_SERVER_ARGS,
+    TOOL_STEPS,
+    check_error_steps,
+    check_tool_steps,
+)
+
+pytestmark = pytest.mark.usefixtures("node_clients")
+TRANSPORTS = ["stdio", "http"]
+
+
+@pytest.mark.parametrize("transport", TRANSPORTS)
+async def test_every_tool_and_the_errors_of_run(
+    transport: str, data: Path, alice: Principal
+) -> None:
+    # The server as a user's client starts it: a fresh `python -m run_repl.cli mcp`.
+    with ts_scenarios(transport, data, alice, *TOOL_SERVER_ARGS, real=True) as scenario:
+        seen = await drive(scenario(TOOL_STEPS))
+    check_tool_steps(seen, TS_REVISION)
+
+
+@pytest.mark.parametrize("transport", TRANSPORTS)
+async def test_the_errors_of_expand_result_docs_and_approval_status_reach_the_client(
+    transport: str, data: Path, alice: Principal
+) -> None:
+    with ts_scenarios(transport, data, alice) as scenario:
+        seen = await drive(scenario(ERROR_STEPS))
+    check_error_steps(seen)
+
+
+def check_approved_run(seen: Any, data: Path, approved: list[str]) -> None:
+    """A run that waited for a person, who approved it from another process: progress
+    while it waited, then the final result in the same call; the call ran once."""
+    [approval_id] = approved
+    progress = seen.progress(0)
+    assert progress, seen.events
+    values = [p["progress"] for p in progress]
+    assert values == sorted(values) and len(set(values)) == len(values), values
+    assert "documents.publish" in progress[0]["message"], progress[0]
+    result = seen.result(0)
+    assert not result.get("isError"), result
+    envelope = result["structuredContent"]
+    assert envelope["status"] == "ok", envelope
+    assert envelope["value"]["id"] == "draft_01" and envelope["value"]["published"] is True
+    [publish] = [c for c in envelope["calls"] if c["path"] == "documents.publish"]
+    assert publish["ok"] is True
+    approval = decided(data, approval_id)
+    assert approval.decision == "approve" and "tester" in (approval.decided_by or ""), approval
+
+
+@pytest.mark.parametrize("transport", TRANSPORTS)
+async def test_progress_while_a_call_waits_and_a_person_approves_from_another_process(
+    transport: str, data: Path, alice: Principal
+) -> None:
+    approved: list[str] = []
+
+    async def on_event(event: dict[str, Any]) -> None:
+        if event["event"] == "progress" and not approved:
+            approved.append(await approve_elsewhere(data))
+
+    with ts_scenarios(transport, data, alice, "--approval-wait", "120") as scenario:
+        seen = await drive(scenario([call("run", code=PUBLISH)]), on_event)
+    check_approved_run(seen, data, approved)

@@ -20,8 +20,8 @@
 // list_prompts, get_prompt (name, arguments), ping. An argument {"$step": N, "path": [...]}
 // is that part of step N's result (a value_ref, a run_id), as an agent passes it on.
 //
-// `node driver.mjs --conformance URL TOKEN OUTDIR` runs the official conformance
-// suite's server scenarios against URL, through a loopback proxy that adds
+// `node driver.mjs --conformance URL TOKEN OUTDIR [SCENARIO]` runs the official
+// conformance suite's server scenarios (its active suite, or the one named) against URL, through a loopback proxy that adds
 // `Authorization: Bearer TOKEN` (the suite's client cannot send a header) and passes every
 // other header (Host, Origin) through unchanged; prints the checks as one JSON line.
 
@@ -169,14 +169,15 @@ function checksUnder(dir) {
   return checks;
 }
 
-async function conformance([url, token, outdir]) {
+async function conformance([url, token, outdir, scenario]) {
   const front = await proxy(url, token);
   const via = `http://127.0.0.1:${front.address().port}${new URL(url).pathname}`;
   const bin = join(HERE, 'node_modules', '.bin', 'conformance');
   // The whole active server suite in one run; its exit status only says some check
   // failed, and some cannot pass here (the test says which apply): the checks decide.
+  const only = scenario ? ['--scenario', scenario] : [];
   await new Promise((resolve, reject) => {
-    const child = spawn(bin, ['server', '--url', via, '-o', outdir], {
+    const child = spawn(bin, ['server', '--url', via, '-o', outdir, ...only], {
       stdio: ['ignore', 'ignore', 'inherit'],
     });
     child.on('error', reject);

@@ -24,6 +24,9 @@ import shutil
 import subprocess
 import sys
 import threading
+import urllib.error
+import urllib.request
+import warnings
 from collections.abc import AsyncIterator, Awaitable, Callable, Iterator
 from contextlib import asynccontextmanager, contextmanager
 from dataclasses import dataclass, field
@@ -47,7 +50,9 @@ NPM_STEP = "npm ci --prefix tests/interop (the npm step of .ci/run)"
 TIMEOUT_S = 120  # a client or server that never answers fails the test instead of hanging it
 
 TS_REVISION = "2025-11-25"  # what the TypeScript SDK 1.32 offers, and run-repl accepts
-REVISIONS = {"2025-11-25": "legacy", "2026-07-28": "2026-07-28"}  # name -> Client(mode=...)
+# name -> Client(mode=...): "auto" asks server/discover first, and adopts 2026-07-28
+REVISIONS = {"2025-11-25": "legacy", "2026-07-28": "auto"}
+MODERN = "2026-07-28"  # no handshake, and no ping
 
 # A value past the 200-line window: it comes as value_window + value_ref, and pages.
 BIG = "Array.from({ length: 300 }, (_, i) => ({ n: i }))"
@@ -270,9 +275,11 @@ async def python_client(
     revision: str,
     *args: str,
     headers: dict[str, str] | None = None,
+    statuses: list[int] | None = None,
 ) -> AsyncIterator[Client]:
     """The `mcp` package's Client on `revision`: over stdio to a server on data dir
-    `target` (a Path), or over streamable HTTP to `target` (a URL)."""
+    `target` (a Path), or over streamable HTTP to `target` (a URL), sending `headers`
+    and noting each HTTP response's status in `statuses` (its errors do not say it)."""
     mode = REVISIONS[revision]
     if isinstance(target, Path):
         executable, *launch = server_command(target, *args)
@@ -284,6 +291,12 @@ async def python_client(
                 yield client
         return
     async with create_mcp_http_client(headers=headers or {}) as http:
+        if statuses is not None:
+
+            async def note(response: Any) -> None:
+                statuses.append(response.status_code)
+
+            http.event_hooks["response"].append(note)
         async with Client(
             streamable_http_client(target, http_client=http),
             mode=mode,
@@ -403,7 +416,9 @@ async def python_steps(
             elif op == "get_prompt":
                 answer = await client.get_prompt(s["name"], s.get("arguments", {}))
             elif op == "ping":
-                answer = await client.send_ping()
+                with warnings.catch_warnings():  # it says ping is gone in 2026-07-28: known
+                    warnings.simplefilter("ignore")
+                    answer = await client.send_ping()
             else:
                 raise AssertionError(f"unknown op {op!r}")
         except Exception as exc:
@@ -452,3 +467,46 @@ async def python_session(
     with http_server(data, *args, env=principal.server_env()) as server:
         async with python_client(server.url, revision, headers=principal.headers()) as client:
             yield client
+
+
+async def python_refused(url: str, revision: str, headers: dict[str, str]) -> list[int | str]:
+    """The HTTP statuses the Python client got as it connected and called `run` (its
+    exception does not say them), and "served" when it was served."""
+    statuses: list[int | str] = []
+    try:
+        async with python_client(url, revision, headers=headers, statuses=statuses) as client:  # type: ignore[arg-type]
+            await client.call_tool("run", {"code": "1"})
+    except Exception:  # refused: the statuses say how
+        return statuses
+    return [*statuses, "served"]
+
+
+INITIALIZE = {
+    "jsonrpc": "2.0",
+    "id": 1,
+    "method": "initialize",
+    "params": {
+        "protocolVersion": TS_REVISION,
+        "capabilities": {},
+        "clientInfo": {"name": "raw", "version": "1"},
+    },
+}
+
+
+def raw_post(url: str, headers: dict[str, str], body: Any = INITIALIZE) -> tuple[int, Any]:
+    """One POST as any HTTP client sends it: (status, response headers)."""
+    request = urllib.request.Request(
+        url,
+        data=json.dumps(body).encode(),
+        method="POST",
+        headers={
+            "Content-Type": "application/json",
+            "Accept": "application/json, text/event-stream",
+            **headers,
+        },
+    )
+    try:
+        with urllib.request.urlopen(request, timeout=TIMEOUT_S) as response:
+            return response.status, response.headers
+    except urllib.error.HTTPError as error:
+        return error.code, error.headers

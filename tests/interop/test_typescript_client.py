@@ -3,6 +3,7 @@ over stdio and streamable HTTP, on the revision it speaks (2025-11-25)."""
 
 from __future__ import annotations
 
+import asyncio
 from pathlib import Path
 from typing import Any
 
@@ -72,12 +73,14 @@ def check_approved_run(seen: Any, data: Path, approved: list[str]) -> None:
 async def test_progress_while_a_call_waits_and_a_person_approves_from_another_process(
     transport: str, data: Path, alice: Principal
 ) -> None:
-    approved: list[str] = []
+    approving: list[asyncio.Future[str]] = []
 
     async def on_event(event: dict[str, Any]) -> None:
-        if event["event"] == "progress" and not approved:
-            approved.append(await approve_elsewhere(data))
+        # Once, on the first progress, in a task of its own: the approver's process
+        # resumes the run, so the call may return before that process has ended.
+        if event["event"] == "progress" and not approving:
+            approving.append(asyncio.ensure_future(approve_elsewhere(data)))
 
     with ts_scenarios(transport, data, alice, "--approval-wait", "120") as scenario:
         seen = await drive(scenario([call("run", code=PUBLISH)]), on_event)
-    check_approved_run(seen, data, approved)
+    check_approved_run(seen, data, [await a for a in approving])

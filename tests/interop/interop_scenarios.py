@@ -14,9 +14,10 @@ tool's output schema, and refuses content that does not fit it.
 
 from __future__ import annotations
 
+from pathlib import Path
 from typing import Any
 
-from interop_harness import BIG, MODERN, PUBLISH, Seen, call, text_of
+from interop_harness import BIG, MODERN, PUBLISH, Seen, call, decided, text_of
 
 
 def step_ref(step: int, *path: str) -> dict[str, Any]:
@@ -161,3 +162,23 @@ def check_error_steps(seen: Seen) -> None:
     assert not protocol_errors, protocol_errors
     for step, code in ERROR_CODES.items():
         _tool_error(seen.result(step), code)
+
+
+def check_approved_run(seen: Seen, data: Path, approved: list[str]) -> None:
+    """A run that waited for a person, who approved it from another process: progress
+    while it waited, then the final result in the same call; the call ran once."""
+    [approval_id] = approved
+    progress = seen.progress(0)
+    assert progress, seen.events
+    values = [p["progress"] for p in progress]
+    assert values == sorted(values) and len(set(values)) == len(values), values
+    assert "documents.publish" in progress[0]["message"], progress[0]
+    result = seen.result(0)
+    assert not result.get("isError"), result
+    envelope = result["structuredContent"]
+    assert envelope["status"] == "ok", envelope
+    assert envelope["value"]["id"] == "draft_01" and envelope["value"]["published"] is True
+    [publish] = [c for c in envelope["calls"] if c["path"] == "documents.publish"]
+    assert publish["ok"] is True
+    approval = decided(data, approval_id)
+    assert approval.decision == "approve" and "tester" in (approval.decided_by or ""), approval

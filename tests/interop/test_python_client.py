@@ -21,11 +21,11 @@ from interop_harness import (
 from interop_scenarios import (
     ERROR_STEPS,
     TOOL_SERVER_ARGS,
-    tool_steps,
+    check_approved_run,
     check_error_steps,
     check_tool_steps,
+    tool_steps,
 )
-from test_typescript_client import check_approved_run
 
 TRANSPORTS = ["stdio", "http"]
 both = pytest.mark.parametrize(

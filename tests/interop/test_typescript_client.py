@@ -14,7 +14,6 @@ from interop_harness import (
     Principal,
     approve_elsewhere,
     call,
-    decided,
     drive,
     ts_scenarios,
 )
@@ -22,6 +21,7 @@ from interop_scenarios import (
     ERROR_STEPS,
     TOOL_SERVER_ARGS,
     TOOL_STEPS,
+    check_approved_run,
     check_error_steps,
     check_tool_steps,
 )
@@ -47,26 +47,6 @@ async def test_the_errors_of_expand_result_docs_and_approval_status_reach_the_cl
     with ts_scenarios(transport, data, alice) as scenario:
         seen = await drive(scenario(ERROR_STEPS))
     check_error_steps(seen)
-
-
-def check_approved_run(seen: Any, data: Path, approved: list[str]) -> None:
-    """A run that waited for a person, who approved it from another process: progress
-    while it waited, then the final result in the same call; the call ran once."""
-    [approval_id] = approved
-    progress = seen.progress(0)
-    assert progress, seen.events
-    values = [p["progress"] for p in progress]
-    assert values == sorted(values) and len(set(values)) == len(values), values
-    assert "documents.publish" in progress[0]["message"], progress[0]
-    result = seen.result(0)
-    assert not result.get("isError"), result
-    envelope = result["structuredContent"]
-    assert envelope["status"] == "ok", envelope
-    assert envelope["value"]["id"] == "draft_01" and envelope["value"]["published"] is True
-    [publish] = [c for c in envelope["calls"] if c["path"] == "documents.publish"]
-    assert publish["ok"] is True
-    approval = decided(data, approval_id)
-    assert approval.decision == "approve" and "tester" in (approval.decided_by or ""), approval
 
 
 @pytest.mark.parametrize("transport", TRANSPORTS)

@@ -11,11 +11,6 @@ from interop_harness import Principal, node_modules_problem
 from run_repl.host.demo import DEMO_DB
 
 
-def pytest_configure(config: pytest.Config) -> None:
-    # Registered here too, so this suite runs whether or not pyproject.toml declares it.
-    config.addinivalue_line("markers", "slow: a test that takes more than a few seconds")
-
-
 @pytest.fixture(scope="session")
 def node_clients() -> None:
     """The TypeScript clients are installed (`npm ci` from the lockfile): else the test

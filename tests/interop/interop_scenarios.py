@@ -2,9 +2,9 @@
 (driver.mjs's ops) and one check, whichever client ran them.
 
 TOOL_STEPS: every tool on its ok path, and the error paths of `run` and of the protocol
-(an unknown tool), then resources, prompts and ping. The server runs with
-`--approval-wait 0`, so a run that needs approval returns paused at once and
-approval_status has a run to report on.
+(an unknown tool), then resources, prompts and ping. One run needs a person's approval:
+it waits, with progress, until the test approves it from another process
+(`approve_on_progress`), and returns the final result; approval_status then reports on it.
 
 ERROR_STEPS: the error paths of expand_result, approval_status and docs. A client must
 get each as a tool error result (isError, with the error's code in what it reads), never
@@ -14,10 +14,11 @@ tool's output schema, and refuses content that does not fit it.
 
 from __future__ import annotations
 
+import asyncio
 from pathlib import Path
 from typing import Any
 
-from interop_harness import BIG, MODERN, PUBLISH, Seen, call, decided, text_of
+from interop_harness import BIG, MODERN, PUBLISH, Seen, approve_elsewhere, call, decided, text_of
 
 
 def step_ref(step: int, *path: str) -> dict[str, Any]:
@@ -35,7 +36,7 @@ TOOL_STEPS: list[dict[str, Any]] = [
     ),
     call("docs"),  # 3
     call("docs", path="documents"),  # 4
-    call("run", code=PUBLISH),  # 5: needs approval; returns paused (--approval-wait 0)
+    call("run", code=PUBLISH),  # 5: waits for a person, who approves it elsewhere
     call("approval_status", run_id=step_ref(5, "structuredContent", "run_id")),  # 6
     call("run", code="const x = ;"),  # 7
     call("run", code=["not", "a", "string"]),  # 8
@@ -53,7 +54,21 @@ def tool_steps(revision: str) -> list[dict[str, Any]]:
     return TOOL_STEPS if revision != MODERN else TOOL_STEPS[:-1]
 
 
-TOOL_SERVER_ARGS = ("--approval-wait", "0")
+class Approver:
+    """A person in another terminal: on the first progress note of a call waiting for
+    approval, `run-repl approvals approve ID` in another process (in a task of its own:
+    that process resumes the run, so the call may return before it has ended)."""
+
+    def __init__(self, data: Path) -> None:
+        self.data = data
+        self.tasks: list[asyncio.Future[str]] = []
+
+    async def on_event(self, event: dict[str, Any]) -> None:
+        if event["event"] == "progress" and not self.tasks:
+            self.tasks.append(asyncio.ensure_future(approve_elsewhere(self.data)))
+
+    async def approved(self) -> list[str]:
+        return [await task for task in self.tasks]
 
 
 def _structured(result: dict[str, Any]) -> dict[str, Any]:
@@ -70,7 +85,7 @@ def _tool_error(result: dict[str, Any], code: str) -> None:
     assert named == code or code in text_of(result), (code, result)
 
 
-def check_tool_steps(seen: Seen, revision: str) -> None:
+def check_tool_steps(seen: Seen, revision: str, data: Path, approved: list[str]) -> None:
     connected = seen.connected
     assert connected["protocol_version"] == revision, connected
     assert connected["server"]["name"] == "run-repl"
@@ -104,12 +119,11 @@ def check_tool_steps(seen: Seen, revision: str) -> None:
     only = _structured(seen.result(4))
     assert {f["path"].split(".")[0] for f in only["functions"]} == {"documents"}
 
-    paused = _structured(seen.result(5))
-    assert paused["status"] == "interrupted" and len(paused["approval_ids"]) == 1
+    check_approved_run(seen, 5, data, approved)
+    run = _structured(seen.result(5))
     status = _structured(seen.result(6))
-    assert status["status"] == "waiting" and status["run_id"] == paused["run_id"]
-    assert [a["id"] for a in status["approvals"]] == paused["approval_ids"]
-    assert status["approvals"][0]["path"] == "documents.publish"
+    assert status["status"] == "done" and status["run_id"] == run["run_id"], status
+    assert status["result"]["status"] == "ok" and status["result"]["value"]["published"] is True
 
     syntax = seen.result(7)
     _tool_error(syntax, "RUN_SYNTAX_ERROR")
@@ -164,16 +178,16 @@ def check_error_steps(seen: Seen) -> None:
         _tool_error(seen.result(step), code)
 
 
-def check_approved_run(seen: Seen, data: Path, approved: list[str]) -> None:
+def check_approved_run(seen: Seen, step: int, data: Path, approved: list[str]) -> None:
     """A run that waited for a person, who approved it from another process: progress
     while it waited, then the final result in the same call; the call ran once."""
     [approval_id] = approved
-    progress = seen.progress(0)
+    progress = seen.progress(step)
     assert progress, seen.events
     values = [p["progress"] for p in progress]
     assert values == sorted(values) and len(set(values)) == len(values), values
     assert "documents.publish" in progress[0]["message"], progress[0]
-    result = seen.result(0)
+    result = seen.result(step)
     assert not result.get("isError"), result
     envelope = result["structuredContent"]
     assert envelope["status"] == "ok", envelope

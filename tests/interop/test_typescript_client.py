@@ -3,25 +3,14 @@ over stdio and streamable HTTP, on the revision it speaks (2025-11-25)."""
 
 from __future__ import annotations
 
-import asyncio
 from pathlib import Path
-from typing import Any
 
 import pytest
-from interop_harness import (
-    PUBLISH,
-    TS_REVISION,
-    Principal,
-    approve_elsewhere,
-    call,
-    drive,
-    ts_scenarios,
-)
+from interop_harness import TS_REVISION, Principal, drive, ts_scenarios
 from interop_scenarios import (
     ERROR_STEPS,
-    TOOL_SERVER_ARGS,
     TOOL_STEPS,
-    check_approved_run,
+    Approver,
     check_error_steps,
     check_tool_steps,
 )
@@ -31,13 +20,15 @@ TRANSPORTS = ["stdio", "http"]
 
 
 @pytest.mark.parametrize("transport", TRANSPORTS)
-async def test_every_tool_and_the_errors_of_run(
+async def test_every_tool_and_an_approval_decided_in_another_process(
     transport: str, data: Path, alice: Principal
 ) -> None:
-    # The server as a user's client starts it: a fresh `python -m run_repl.cli mcp`.
-    with ts_scenarios(transport, data, alice, *TOOL_SERVER_ARGS, real=True) as scenario:
-        seen = await drive(scenario(TOOL_STEPS))
-    check_tool_steps(seen, TS_REVISION)
+    # Over stdio the client starts the server as a user's client does: a fresh
+    # `python -m run_repl.cli mcp`.
+    person = Approver(data)
+    with ts_scenarios(transport, data, alice, real=transport == "stdio") as scenario:
+        seen = await drive(scenario(TOOL_STEPS), person.on_event)
+    check_tool_steps(seen, TS_REVISION, data, await person.approved())
 
 
 @pytest.mark.parametrize("transport", TRANSPORTS)
@@ -47,20 +38,3 @@ async def test_the_errors_of_expand_result_docs_and_approval_status_reach_the_cl
     with ts_scenarios(transport, data, alice) as scenario:
         seen = await drive(scenario(ERROR_STEPS))
     check_error_steps(seen)
-
-
-@pytest.mark.parametrize("transport", TRANSPORTS)
-async def test_progress_while_a_call_waits_and_a_person_approves_from_another_process(
-    transport: str, data: Path, alice: Principal
-) -> None:
-    approving: list[asyncio.Future[str]] = []
-
-    async def on_event(event: dict[str, Any]) -> None:
-        # Once, on the first progress, in a task of its own: the approver's process
-        # resumes the run, so the call may return before that process has ended.
-        if event["event"] == "progress" and not approving:
-            approving.append(asyncio.ensure_future(approve_elsewhere(data)))
-
-    with ts_scenarios(transport, data, alice, "--approval-wait", "120") as scenario:
-        seen = await drive(scenario([call("run", code=PUBLISH)]), on_event)
-    check_approved_run(seen, data, [await a for a in approving])

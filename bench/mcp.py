@@ -20,7 +20,8 @@ request per call). Prints:
   run here: from the decision, and from the store holding the outcome, to the call's return;
 - the ratios against the targets: stdio round trip <= 1.3x the engine's trivial run;
   HTTP server CPU per run <= 2x the engine's; and where a run's server CPU goes, by
-  difference: the engine, the history write, a tool call's protocol (`docs`), the rest.
+  difference: a tools/call answered without a run (`run` with a bad argument: the
+  protocol and the server's dispatch), the engine, the history write, the rest.
 
 CPU is the process's own (its sandbox workers are other processes, in both cases).
 `--store URL` puts the server and the engine on a team's PostgreSQL store (in a
@@ -254,6 +255,10 @@ async def tool_figures(client: Client, pid: int, rounds: int, cpu_rounds: int) -
         result = await client.call_tool("docs", {})
         assert not result.is_error, result.content
 
+    async def refused() -> None:  # a tools/call answered before any run: a bad argument
+        result = await client.call_tool("run", {"code": 5})
+        assert result.is_error, result.content
+
     async def ping() -> None:
         with warnings.catch_warnings():  # "ping is removed as of 2026-07-28": known
             warnings.simplefilter("ignore")
@@ -269,6 +274,7 @@ async def tool_figures(client: Client, pid: int, rounds: int, cpu_rounds: int) -
         "cpu": await cpu_per_call(trivial, cpu_rounds, pid, client_cpu),
         "docs": await paced(docs, rounds),
         "docs_cpu": await cpu_per_call(docs, cpu_rounds, pid),
+        "refused_cpu": await cpu_per_call(refused, cpu_rounds, pid),
     }
     figures["client_cpu"] = client_cpu["client"]
     if client.protocol_version != "2026-07-28":  # no ping there
@@ -362,7 +368,10 @@ async def main(rounds: int, cpu_rounds: int, decision_rounds: int, profile: str 
         print(f"  run round trip:   {median_ms(f['wall'])}")
         print(f"  docs round trip:  {median_ms(f['docs'])}")
         ping = f" / ping {ms(f['ping_cpu'])}" if "ping_cpu" in f else ""
-        print(f"  server CPU per call: run {ms(f['cpu'])} / docs {ms(f['docs_cpu'])}{ping}")
+        print(
+            f"  server CPU per call: run {ms(f['cpu'])} / docs {ms(f['docs_cpu'])} / run refused "
+            f"(bad argument) {ms(f['refused_cpu'])}{ping}"
+        )
         print(f"  the client's CPU per run call (this process): {ms(f['client_cpu'])}")
     print(f"decision -> tool returns:         {median_ms(decided)}  (includes the resume)")
     print(f"store settled -> tool returns:    {median_ms(settled)}")
@@ -377,10 +386,12 @@ async def main(rounds: int, cpu_rounds: int, decision_rounds: int, profile: str 
         print(f"  {name:<17} {said}")
     print("\nwhere a run's server CPU goes (by difference):")
     for name, f in figures.items():
-        rest = f["cpu"] - engine["cpu_history"] - f["docs_cpu"]
+        history = engine["cpu_history"] - engine["cpu"]
+        rest = f["cpu"] - f["refused_cpu"] - engine["cpu_history"]
         print(
-            f"  {name:<17} engine {ms(engine['cpu'])} + history {ms(engine['cpu_history'] - engine['cpu'])}"
-            f" + a tool call's protocol (docs) {ms(f['docs_cpu'])} + the rest {ms(rest)}"
+            f"  {name:<17} a tools/call answered without a run {ms(f['refused_cpu'])}"
+            f" + the engine {ms(engine['cpu'])} + the history write {ms(history)}"
+            f" + the rest {ms(rest)}"
         )
     if profile:
         profile_report(profile)

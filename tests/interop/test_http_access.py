@@ -36,11 +36,13 @@ FOREIGN = {"Origin": "http://evil.example"}
 async def refused_by_every_client(url: str, headers: dict[str, str]) -> dict[str, object]:
     """What each client got when it tried to connect and call `run` with `headers`."""
     seen = await drive(http_scenario(url, [call("run", code="1")], headers))
-    got: dict[str, object] = {"typescript": (seen.connect_error or {}).get("code")}
+    got: dict[str, object] = {"typescript": (seen.connect_error or {}).get("code", "served")}
     for revision in REVISIONS:
-        got[f"python {revision}"] = sorted(
-            set(await python_refused(url, revision, headers)), key=str
-        )
+        # Its first answer; what it asks after a refusal (a client may look for OAuth
+        # metadata) is its own affair, as long as nothing served it.
+        statuses = await python_refused(url, revision, headers)
+        served = "served" in statuses or any(s in (200, 202) for s in statuses)
+        got[f"python {revision}"] = "served" if served else (statuses or [None])[0]
     got["raw"] = raw_post(url, headers)[0]
     return got
 
@@ -48,7 +50,7 @@ async def refused_by_every_client(url: str, headers: dict[str, str]) -> dict[str
 def only(status: int) -> dict[str, object]:
     return {
         "typescript": status,
-        **{f"python {r}": [status] for r in REVISIONS},
+        **{f"python {r}": status for r in REVISIONS},
         "raw": status,
     }
 

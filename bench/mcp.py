@@ -1,20 +1,35 @@
-"""MCP server benchmark: a tool call's round trip, and how soon a waiting call hears a decision.
+"""MCP server benchmark: a trivial run through the server beside the engine's own, in one invocation.
 
-    python bench/mcp.py [--rounds N] [--decisions N]
+    python bench/mcp.py [--rounds N] [--cpu-rounds N] [--decisions N] [--store URL] [--profile FILE]
 
-Starts `run-repl mcp` (stdio) on a fresh data directory with the demo host and
-drives it with the `mcp` package's own client. Prints the medians of:
+Starts `run-repl mcp` (stdio, then `--http 127.0.0.1:0`) on a fresh data directory
+with the demo host, and drives it with the `mcp` package's own client, on both
+protocol revisions (2025-11-25: the handshake; 2026-07-28: one self-contained
+request per call). Prints:
 
-- round trip of `run` with a trivial snippet (`1 + 1`), as an agent calls it:
-  with a pause between calls (an agent thinks between tool calls, so a spare
-  sandbox is ready), and back to back;
-- round trip of `docs` (no sandbox: what the protocol and the server cost);
-- the engine alone (`runner.run` of `1 + 1` in this process), for comparison;
-- a decision: a `run` that publishes a draft waits for approval; this process
-  decides it through the store's flow (as `run-repl approvals approve` does),
-  which resumes the run here. From the decision to the waiting tool call
-  returning, and from the moment the store holds the outcome (the approver's
-  flow has finished) to the tool call returning: the server's own latency.
+- the engine alone: `runner.run("1 + 1")` of a workspace on the same store, in this
+  process: the median wall time (paced 50 ms apart, so a spare sandbox is ready, as
+  between an agent's calls) and this process's CPU per run (back to back); also with
+  the history write the server adds (`ws.remember`, as `run-repl run` does);
+- the same trivial `run` tool call over stdio and over HTTP: the median round trip
+  (paced the same), and the server process's CPU per call from /proc/PID/stat
+  (utime + stime, over --cpu-rounds calls back to back: /proc counts in 10 ms ticks);
+  `docs` (no sandbox);
+- a decision: a `run` that publishes a draft waits for approval; this process decides
+  it through the store's flow (as `run-repl approvals approve` does), which resumes the
+  run here: from the decision, and from the store holding the outcome, to the call's return;
+- the ratios against the targets: stdio round trip <= 1.3x the engine's trivial run;
+  HTTP server CPU per run <= 2x the engine's; and where a run's server CPU goes, by
+  difference: a tools/call answered without a run (`run` with a bad argument: the
+  protocol and the server's dispatch), the engine, the history write, the rest.
+
+CPU is the process's own (its sandbox workers are other processes, in both cases).
+`--store URL` puts the server and the engine on a team's PostgreSQL store (in a
+schema of their own, dropped at the end). `--profile FILE` then runs --cpu-rounds more
+through a stdio server under cProfile (CPU time of its event loop's thread, from the end
+of its warm-up; other threads are not profiled), counts the collector's pauses, and
+prints both (FILE.prof stays for pstats).
+Figures on a loaded machine are inflated: rerun on a quiet one.
 """
 
 from __future__ import annotations
@@ -22,10 +37,18 @@ from __future__ import annotations
 import argparse
 import asyncio
 import os
+import pstats
+import re
+import secrets
+import signal
 import statistics
+import subprocess
 import sys
 import tempfile
 import time
+import warnings
+from collections.abc import AsyncIterator, Awaitable, Callable
+from contextlib import asynccontextmanager
 from pathlib import Path
 from typing import Any
 
@@ -36,45 +59,232 @@ import anyio  # noqa: E402
 from mcp import Client, StdioServerParameters  # noqa: E402
 from mcp.client.stdio import stdio_client  # noqa: E402
 
+import run_repl  # noqa: E402
 from run_repl.host.demo import reset_demo  # noqa: E402
 from run_repl.workspace import open_workspace  # noqa: E402
 
 PUBLISH = 'return await documents.publish("draft_01")'
+TRIVIAL = "1 + 1"
+PACE_S = 0.05
+REVISIONS = {"2025-11-25": "legacy", "2026-07-28": "auto"}
+TICK_S = 1 / os.sysconf("SC_CLK_TCK")
+TARGET_STDIO_RATIO = 1.3
+TARGET_HTTP_CPU_RATIO = 2.0
+
+
+def cpu_s(pid: int | str = "self") -> float:
+    """utime + stime of one process (not its children), in seconds."""
+    fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
+    return (int(fields[11]) + int(fields[12])) * TICK_S
+
+
+def child_pid(pattern: str) -> int:
+    """The pid of this process's child whose command line contains `pattern`."""
+    me = str(os.getpid())
+    for entry in Path("/proc").iterdir():
+        if not entry.name.isdigit():
+            continue
+        try:
+            stat = (entry / "stat").read_text()
+            cmdline = (entry / "cmdline").read_bytes().replace(b"\0", b" ").decode()
+        except OSError:
+            continue
+        if stat.rsplit(")", 1)[1].split()[1] == me and pattern in cmdline:
+            return int(entry.name)
+    raise RuntimeError(f"no child process running {pattern!r}")
+
+
+def ms(seconds: float) -> str:
+    return f"{seconds * 1000:7.2f} ms"
 
 
 def median_ms(samples: list[float]) -> str:
-    return f"median {statistics.median(samples) * 1000:7.2f} ms  (p90 {sorted(samples)[int(len(samples) * 0.9)] * 1000:7.2f}, n={len(samples)})"
+    p90 = sorted(samples)[int(len(samples) * 0.9)]
+    return f"median {ms(statistics.median(samples))}  (p90 {ms(p90)}, n={len(samples)})"
 
 
-async def round_trips(
-    client: Client, tool: str, arguments: dict[str, Any], rounds: int, pause: float
-) -> list[float]:
+async def paced(once: Callable[[], Awaitable[Any]], rounds: int) -> list[float]:
     samples = []
     for _ in range(rounds):
-        if pause:
-            await anyio.sleep(pause)
+        await anyio.sleep(PACE_S)
         started = time.perf_counter()
-        result = await client.call_tool(tool, arguments)
+        await once()
         samples.append(time.perf_counter() - started)
-        assert not result.is_error, result.content
     return samples
 
 
-async def engine_alone(data: Path, rounds: int) -> list[float]:
+async def cpu_per_call(
+    once: Callable[[], Awaitable[Any]],
+    rounds: int,
+    pid: int | str,
+    seen: dict[str, float] | None = None,
+) -> float:
+    """CPU seconds process `pid` spends per call, over `rounds` calls back to back (and
+    this process's, the client's, in seen["client"])."""
+    before, mine = cpu_s(pid), cpu_s()
+    for _ in range(rounds):
+        await once()
+    if seen is not None:
+        seen["client"] = (cpu_s() - mine) / rounds
+    return (cpu_s(pid) - before) / rounds
+
+
+# ------------------------------------------------------------------ the engine alone
+async def engine_alone(data: Path, rounds: int, cpu_rounds: int) -> dict[str, Any]:
     with open_workspace(None, data_dir_override=str(data)) as ws:
-        await ws.runner.run("1", ws.host.functions)
-        samples = []
-        for _ in range(rounds):
-            await asyncio.sleep(0.05)
-            started = time.perf_counter()
-            result = await ws.runner.run("1 + 1", ws.host.functions)
-            samples.append(time.perf_counter() - started)
-            assert result.status == "ok"
-        return samples
+
+        async def run() -> Any:
+            result = await ws.runner.run(TRIVIAL, ws.host.functions)
+            assert result.status == "ok", result.error
+            return result
+
+        async def run_and_remember() -> None:
+            result = await run()
+            await asyncio.to_thread(ws.remember, result, TRIVIAL)
+
+        for _ in range(3):
+            await run()
+        wall = await paced(run, rounds)
+        cpu = await cpu_per_call(run, cpu_rounds, "self")
+        wall_h = await paced(run_and_remember, rounds)
+        cpu_h = await cpu_per_call(run_and_remember, cpu_rounds, "self")
+    return {
+        "wall": statistics.median(wall),
+        "cpu": cpu,
+        "wall_history": statistics.median(wall_h),
+        "cpu_history": cpu_h,
+        "samples": wall,
+    }
 
 
+# ------------------------------------------------------------------ servers
+def environment(tmp: Path) -> dict[str, str]:
+    env = {
+        "PATH": os.environ.get("PATH", "/usr/bin:/bin"),
+        "HOME": str(tmp),
+        "PYTHONPATH": str(Path(run_repl.__file__).resolve().parents[1]),
+        "RUN_REPL_CONFIG_DIR": str(tmp / "config"),
+    }
+    if os.environ.get("RUN_REPL_STORE_URL"):
+        env["RUN_REPL_STORE_URL"] = os.environ["RUN_REPL_STORE_URL"]
+    return env
+
+
+# The server as `python -c PROFILED mcp ...`: run_repl.cli as __main__, with cProfile (CPU
+# time of the event loop's thread) and the collector's pauses counted from SIGUSR1 (after
+# the warm-up) to the end, written to $BENCH_PROFILE (.prof, and .gc as text).
+PROFILED = r"""
+import atexit, cProfile, gc, os, runpy, signal, sys, time
+out = os.environ["BENCH_PROFILE"]
+prof = cProfile.Profile(time.thread_time)
+gc_s = [0.0, 0.0, 0.0]; gc_n = [0, 0, 0]; began = [0.0]; on = [False]
+def collected(phase, info):
+    if phase == "start":
+        began[0] = time.thread_time()
+    elif on[0]:
+        gc_s[info["generation"]] += time.thread_time() - began[0]; gc_n[info["generation"]] += 1
+def start(*_):
+    on[0] = True; prof.enable()
+def dump():
+    prof.disable(); prof.dump_stats(out + ".prof")
+    with open(out + ".gc", "w") as f:
+        f.write(f"{len(gc.get_objects())} objects tracked\n")
+        for g in range(3): f.write(f"{g} {gc_n[g]} {gc_s[g]}\n")
+gc.callbacks.append(collected); signal.signal(signal.SIGUSR1, start); atexit.register(dump)
+sys.argv = ["run-repl", *sys.argv[1:]]
+runpy.run_module("run_repl.cli", run_name="__main__", alter_sys=True)
+"""
+
+
+def server_args(data: Path, *extra: str, profiled: bool = False) -> list[str]:
+    python = ["-c", PROFILED] if profiled else ["-m", "run_repl.cli"]
+    return [*python, "mcp", "--data-dir", str(data), *extra]
+
+
+@asynccontextmanager
+async def stdio_session(
+    tmp: Path, data: Path, mode: str, profile: str | None = None
+) -> AsyncIterator[tuple[Client, int]]:
+    env = environment(tmp)
+    if profile:
+        env["BENCH_PROFILE"] = profile
+    params = StdioServerParameters(
+        command=sys.executable,
+        args=server_args(data, "--approval-wait", "120", profiled=profile is not None),
+        env=env,
+    )
+    with (tmp / "stdio-stderr.txt").open("a") as errlog:
+        async with Client(stdio_client(params, errlog=errlog), mode=mode) as client:
+            yield client, child_pid("mcp --data-dir")
+
+
+@asynccontextmanager
+async def http_session(tmp: Path, data: Path, mode: str) -> AsyncIterator[tuple[Client, int]]:
+    process = subprocess.Popen(
+        [sys.executable, *server_args(data, "--http", "127.0.0.1:0")],
+        stdin=subprocess.DEVNULL,
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.PIPE,
+        text=True,
+        env=environment(tmp),
+    )
+    assert process.stderr is not None
+    url = None
+    for line in process.stderr:
+        found = re.search(r"serving (http://127\.0\.0\.1:\d+/mcp)$", line.rstrip())
+        if found:
+            url = found.group(1)
+            break
+    try:
+        if url is None:
+            raise RuntimeError(f"the HTTP server did not start (exit {process.wait()})")
+        async with Client(url, mode=mode) as client:
+            yield client, process.pid
+    finally:
+        process.send_signal(2)
+        process.wait(timeout=30)
+        process.stderr.close()
+
+
+async def tool_figures(client: Client, pid: int, rounds: int, cpu_rounds: int) -> dict[str, Any]:
+    async def trivial() -> None:
+        result = await client.call_tool("run", {"code": TRIVIAL})
+        assert not result.is_error, result.content
+
+    async def docs() -> None:
+        result = await client.call_tool("docs", {})
+        assert not result.is_error, result.content
+
+    async def refused() -> None:  # a tools/call answered before any run: a bad argument
+        result = await client.call_tool("run", {"code": 5})
+        assert result.is_error, result.content
+
+    async def ping() -> None:
+        with warnings.catch_warnings():  # "ping is removed as of 2026-07-28": known
+            warnings.simplefilter("ignore")
+            await client.send_ping()
+
+    await client.list_tools()
+    for _ in range(3):
+        await trivial()
+    client_cpu: dict[str, float] = {}
+    figures = {
+        "version": client.protocol_version,
+        "wall": await paced(trivial, rounds),
+        "cpu": await cpu_per_call(trivial, cpu_rounds, pid, client_cpu),
+        "docs": await paced(docs, rounds),
+        "docs_cpu": await cpu_per_call(docs, cpu_rounds, pid),
+        "refused_cpu": await cpu_per_call(refused, cpu_rounds, pid),
+    }
+    figures["client_cpu"] = client_cpu["client"]
+    if client.protocol_version != "2026-07-28":  # no ping there
+        figures["ping_cpu"] = await cpu_per_call(ping, cpu_rounds, pid)
+    return figures
+
+
+# ------------------------------------------------------------------ a decision
 async def one_decision(client: Client, ws: Any) -> tuple[float, float]:
-    """A run waits for approval; decide it here; (decided → returned, settled → returned)."""
+    """A run waits for approval; decide it here; (decided -> returned, settled -> returned)."""
     waiting = anyio.Event()
     returned: dict[str, float] = {}
 
@@ -98,7 +308,6 @@ async def one_decision(client: Client, ws: Any) -> tuple[float, float]:
 
 
 async def decisions(client: Client, data: Path, rounds: int) -> tuple[list[float], list[float]]:
-    """(decision → tool returns, store settled → tool returns), per round."""
     whole: list[float] = []
     after_store: list[float] = []
     with open_workspace(None, data_dir_override=str(data)) as ws:
@@ -110,44 +319,139 @@ async def decisions(client: Client, data: Path, rounds: int) -> tuple[list[float
     return whole, after_store
 
 
-async def main(rounds: int, decision_rounds: int) -> None:
-    with tempfile.TemporaryDirectory(prefix="run-repl-bench-mcp-") as tmp:
-        data = Path(tmp) / "data"
+# ------------------------------------------------------------------ the report
+async def main(rounds: int, cpu_rounds: int, decision_rounds: int, profile: str | None) -> None:
+    with tempfile.TemporaryDirectory(prefix="run-repl-bench-mcp-") as name:
+        tmp = Path(name)
+        data = tmp / "data"
         data.mkdir()
-        env = {
-            "PATH": os.environ.get("PATH", "/usr/bin:/bin"),
-            "HOME": tmp,
-            "RUN_REPL_CONFIG_DIR": str(Path(tmp) / "config"),
-        }
-        params = StdioServerParameters(
-            command=sys.executable,
-            args=["-m", "run_repl.cli", "mcp", "--data-dir", str(data), "--approval-wait", "120"],
-            env=env,
+        (tmp / "config").mkdir()
+        team = os.environ.get("RUN_REPL_STORE_URL")
+        schema = "bench_mcp_" + secrets.token_hex(4)
+        if team:
+            (tmp / "config" / "config.toml").write_text(f'[store]\nschema = "{schema}"\n')
+        os.environ["RUN_REPL_CONFIG_DIR"] = str(tmp / "config")
+        os.environ["HOME"] = str(tmp)
+        try:
+            engine = await engine_alone(data, rounds, cpu_rounds)
+            figures: dict[str, dict[str, Any]] = {}
+            for revision, mode in REVISIONS.items():
+                async with stdio_session(tmp, data, mode) as (client, pid):
+                    figures[f"stdio {revision}"] = await tool_figures(
+                        client, pid, rounds, cpu_rounds
+                    )
+                    if revision == "2025-11-25":
+                        decided, settled = await decisions(client, data, decision_rounds)
+                async with http_session(tmp, data, mode) as (client, pid):
+                    figures[f"http {revision}"] = await tool_figures(
+                        client, pid, rounds, cpu_rounds
+                    )
+            if profile:
+                await profiled_runs(tmp, data, profile, cpu_rounds)
+        finally:
+            if team:
+                drop_schema(team, schema)
+
+    load = os.getloadavg()
+    print(f"load average {load[0]:.1f} {load[1]:.1f} {load[2]:.1f} on {os.cpu_count()} cores")
+    print(
+        f"trivial run `{TRIVIAL}`, {'PostgreSQL' if team else 'SQLite'} store; wall paced "
+        f"{PACE_S * 1000:.0f} ms, n={rounds}; CPU per call over {cpu_rounds} back to back"
+    )
+    print(f"engine alone, runner.run:         {median_ms(engine['samples'])}")
+    print(f"  + the history write (remember): median {ms(engine['wall_history'])}")
+    print(
+        f"  CPU per run (this process):     {ms(engine['cpu'])}, with the history write {ms(engine['cpu_history'])}"
+    )
+    for name, f in figures.items():
+        print(f"{name} (negotiated {f['version']}):")
+        print(f"  run round trip:   {median_ms(f['wall'])}")
+        print(f"  docs round trip:  {median_ms(f['docs'])}")
+        ping = f" / ping {ms(f['ping_cpu'])}" if "ping_cpu" in f else ""
+        print(
+            f"  server CPU per call: run {ms(f['cpu'])} / docs {ms(f['docs_cpu'])} / run refused "
+            f"(bad argument) {ms(f['refused_cpu'])}{ping}"
         )
-        with (Path(tmp) / "stderr.txt").open("w") as errlog:
-            started = time.perf_counter()
-            async with Client(stdio_client(params, errlog=errlog)) as client:
-                connected = time.perf_counter() - started
-                version = client.protocol_version
-                await client.list_tools()
-                await round_trips(client, "run", {"code": "1"}, 3, 0.1)  # warm up
-                paced = await round_trips(client, "run", {"code": "1 + 1"}, rounds, 0.1)
-                back_to_back = await round_trips(client, "run", {"code": "1 + 1"}, rounds, 0)
-                docs = await round_trips(client, "docs", {}, rounds, 0)
-                decided, settled = await decisions(client, data, decision_rounds)
-        engine = await engine_alone(data, rounds)
-    print(f"start and connect (stdio, {version}): {connected * 1000:7.1f} ms")
-    print(f"run `1 + 1`, paced 100 ms:     {median_ms(paced)}")
-    print(f"run `1 + 1`, back to back:     {median_ms(back_to_back)}")
-    print(f"docs (no sandbox):             {median_ms(docs)}")
-    print(f"engine alone, runner.run:      {median_ms(engine)}")
-    print(f"decision -> tool returns:      {median_ms(decided)}  (includes the resume)")
-    print(f"store settled -> tool returns: {median_ms(settled)}")
+        print(f"  the client's CPU per run call (this process): {ms(f['client_cpu'])}")
+    print(f"decision -> tool returns:         {median_ms(decided)}  (includes the resume)")
+    print(f"store settled -> tool returns:    {median_ms(settled)}")
+    print("\ntargets (against the engine alone):")
+    for name, f in figures.items():
+        ratio = statistics.median(f["wall"]) / engine["wall"]
+        cpu_ratio = f["cpu"] / engine["cpu"] if engine["cpu"] else float("inf")
+        if name.startswith("stdio"):
+            said = f"round trip {ratio:5.2f}x (target <= {TARGET_STDIO_RATIO}x: {_met(ratio, TARGET_STDIO_RATIO)}); server CPU {cpu_ratio:5.2f}x"
+        else:
+            said = f"round trip {ratio:5.2f}x; server CPU {cpu_ratio:5.2f}x (target <= {TARGET_HTTP_CPU_RATIO}x: {_met(cpu_ratio, TARGET_HTTP_CPU_RATIO)})"
+        print(f"  {name:<17} {said}")
+    print("\nwhere a run's server CPU goes (by difference):")
+    for name, f in figures.items():
+        history = engine["cpu_history"] - engine["cpu"]
+        rest = f["cpu"] - f["refused_cpu"] - engine["cpu_history"]
+        print(
+            f"  {name:<17} a tools/call answered without a run {ms(f['refused_cpu'])}"
+            f" + the engine {ms(engine['cpu'])} + the history write {ms(history)}"
+            f" + the rest {ms(rest)}"
+        )
+    if profile:
+        profile_report(profile)
+
+
+async def profiled_runs(tmp: Path, data: Path, profile: str, cpu_rounds: int) -> None:
+    """Trivial runs through a stdio server under the profile launcher, after its warm-up."""
+    async with stdio_session(tmp, data, "legacy", profile=profile) as (client, pid):
+        await client.list_tools()
+        for _ in range(5):
+            await client.call_tool("run", {"code": TRIVIAL})
+        os.kill(pid, signal.SIGUSR1)
+        await anyio.sleep(0.2)
+        for _ in range(cpu_rounds):
+            result = await client.call_tool("run", {"code": TRIVIAL})
+            assert not result.is_error, result.content
+    for _ in range(100):  # it writes the profile as it exits
+        if Path(profile + ".gc").exists():
+            break
+        await anyio.sleep(0.1)
+    Path(profile + ".runs").write_text(str(cpu_rounds))
+
+
+def profile_report(profile: str, top: int = 30) -> None:
+    runs = int(Path(profile + ".runs").read_text())
+    lines = Path(profile + ".gc").read_text().splitlines()
+    print(
+        f"\nstdio server, {runs} trivial runs under cProfile (CPU time of its event loop's thread):"
+    )
+    print(f"  the collector ({lines[0]}):")
+    for line in lines[1:]:
+        gen, count, seconds = line.split()
+        print(f"    generation {gen}: {count} collections, {float(seconds) * 1000:.1f} ms in all")
+    stats = pstats.Stats(profile + ".prof")
+    print(f"  {stats.total_calls / runs:.0f} Python calls per run; by own time:")  # type: ignore[attr-defined]
+    stats.sort_stats("tottime").print_stats(top)
+    print("by cumulative time:")
+    stats.sort_stats("cumulative").print_stats(top)
+
+
+def _met(ratio: float, target: float) -> str:
+    return "met" if ratio <= target else "NOT met"
+
+
+def drop_schema(url: str, schema: str) -> None:
+    import psycopg
+    from psycopg import sql
+
+    with psycopg.connect(url, autocommit=True) as conn:
+        conn.execute(sql.SQL("DROP SCHEMA IF EXISTS {} CASCADE").format(sql.Identifier(schema)))
 
 
 if __name__ == "__main__":
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--rounds", type=int, default=50)
+    parser.add_argument("--cpu-rounds", type=int, default=200)
     parser.add_argument("--decisions", type=int, default=10)
+    parser.add_argument("--store", help="a team's PostgreSQL store (default: SQLite)")
+    parser.add_argument("--profile", help="write the stdio server's cProfile here, and show it")
     options = parser.parse_args()
-    anyio.run(main, options.rounds, options.decisions)
+    if options.store:
+        os.environ["RUN_REPL_STORE_URL"] = options.store
+    anyio.run(main, options.rounds, options.cpu_rounds, options.decisions, options.profile)

@@ -1,0 +1,44 @@
+"""Fixtures of the interop suite (the harness itself is interop_harness.py)."""
+
+from __future__ import annotations
+
+import shutil
+from pathlib import Path
+
+import pytest
+from interop_harness import Principal, node_modules_problem
+
+from run_repl.host.demo import DEMO_DB
+
+
+@pytest.fixture(scope="session")
+def node_clients() -> None:
+    """The TypeScript clients are installed (`npm ci` from the lockfile): else the test
+    fails, saying what to run; .ci/run installs them before the tests."""
+    problem = node_modules_problem()
+    if problem is not None:
+        pytest.fail(f"the TypeScript MCP clients cannot run: {problem}", pytrace=False)
+
+
+def seeded(data: Path, demo_db: Path) -> Path:
+    """A data directory holding the demo database already, as after a server's first start."""
+    data.mkdir(parents=True)
+    shutil.copyfile(demo_db, data / DEMO_DB)
+    return data
+
+
+@pytest.fixture
+def data(tmp_path: Path, _demo_db_template: Path) -> Path:
+    return seeded(tmp_path / "data", _demo_db_template)
+
+
+# The principals, in one place: how a server learns its principal and how a client
+# proves who it is are Principal.server_env() and Principal.headers().
+@pytest.fixture
+def alice() -> Principal:
+    return Principal("alice", "alice-token-7c1f0d9e3b5a4f2e8d6c")
+
+
+@pytest.fixture
+def bob() -> Principal:
+    return Principal("bob", "bob-token-2a8e4c6f0b1d3e5f7a9c")

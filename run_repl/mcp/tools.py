@@ -31,6 +31,7 @@ EXPAND = "expand_result"
 DOCS = "docs"
 APPROVAL_STATUS = "approval_status"
 MAX_STATUS_IDS = 100
+MAX_IDEMPOTENCY_KEY = 200
 
 
 @dataclass(frozen=True)
@@ -200,6 +201,10 @@ def tool_list(settings: ToolSettings, host_summary: str) -> list[types.Tool]:
                 'decided in time: status "interrupted" with `approval_ids`; call '
                 "`approval_status` later with the run_id. Never retry the operation another way "
                 "meanwhile: the person's decision still applies to this run.\n"
+                "- If you may send this call again (a timeout, a dropped connection, a restart), "
+                "set `idempotency_key` to a fresh unique string and reuse it on every retry of "
+                "this call: a retry with the same key and code gets the first call's run (its "
+                "result, or where it stands) instead of running again or asking a person twice.\n"
                 "- A failure has `error.code`, `error.message` (with line and column when known) "
                 "and `error.next_actions`: what to do next. RUN_BUSY means "
                 f"{settings.max_runs_in_flight} runs are already in flight: retry shortly.\n\n"
@@ -223,6 +228,16 @@ def tool_list(settings: ToolSettings, host_summary: str) -> list[types.Tool]:
                             f"Wall-clock limit of the run, in seconds: {_seconds(settings.default_timeout_s)} "
                             f"by default, at most {_seconds(settings.max_timeout_s)}. Time spent "
                             "waiting for a person's approval does not count."
+                        ),
+                    },
+                    "idempotency_key": {
+                        "type": "string",
+                        "minLength": 1,
+                        "maxLength": MAX_IDEMPOTENCY_KEY,
+                        "description": (
+                            "Set it when you may retry this call: a unique string (a UUID) you "
+                            "reuse on every retry. Within a day, the same key with the same code "
+                            "returns the first call's run instead of running it again."
                         ),
                     },
                 },
@@ -350,6 +365,7 @@ def _seconds(value: float) -> str:
 class RunArgs:
     code: str
     timeout_s: float
+    idempotency_key: str | None = None
 
 
 @dataclass(frozen=True)
@@ -435,7 +451,7 @@ def _integer(name: str, value: Any, low: int, high: int, why: str) -> int:
 
 
 def parse_run(arguments: dict[str, Any], settings: ToolSettings) -> RunArgs:
-    _known(RUN, arguments, ("code", "timeout_seconds"))
+    _known(RUN, arguments, ("code", "timeout_seconds", "idempotency_key"))
     code = _string(RUN, arguments, "code", "the snippet's JavaScript or TypeScript source")
     timeout = _number(
         arguments,
@@ -453,7 +469,16 @@ def parse_run(arguments: dict[str, Any], settings: ToolSettings) -> RunArgs:
             problem.message,
             next_actions(ErrorCode.RUN_SOURCE_TOO_LARGE)[0],
         )
-    return RunArgs(code, timeout)
+    key = None
+    if arguments.get("idempotency_key") is not None:
+        key = _string(RUN, arguments, "idempotency_key", "a unique string you reuse on retries")
+        if not 1 <= len(key) <= MAX_IDEMPOTENCY_KEY:
+            raise bad_argument(
+                "idempotency_key",
+                f"idempotency_key is {len(key)} characters: it must be 1 to {MAX_IDEMPOTENCY_KEY}.",
+                "Pass a short unique string (a UUID), the same on every retry of this call.",
+            )
+    return RunArgs(code, timeout, key)
 
 
 def parse_expand(arguments: dict[str, Any]) -> ExpandArgs:

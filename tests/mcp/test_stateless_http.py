@@ -38,7 +38,7 @@ async def test_a_legacy_session_works_across_two_servers(data: Path) -> None:
                 async with anyio.create_task_group() as tg:
                     tg.start_soon(call)
                     await heard.wait()  # the call waits for a person, and says so
-                    [pending] = [a for a in _pending(data)]
+                    [pending] = _pending(data)
                     decided = await anyio.to_thread.run_sync(
                         lambda: cli(data, "approvals", "approve", pending)
                     )
@@ -46,7 +46,7 @@ async def test_a_legacy_session_works_across_two_servers(data: Path) -> None:
     finally:
         stop(one)
         stop(two)
-    assert [t.name for t in tools.tools][0] == "run"
+    assert tools.tools[0].name == "run"
     assert first.structured_content["value"] == "acc_0001"
     assert again.structured_content["value"] == 2
     assert result is not None and result.structured_content["status"] == "ok"

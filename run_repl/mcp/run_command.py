@@ -77,9 +77,21 @@ def limits_of(ws: Workspace) -> HttpLimits:
         header_timeout_s=mcp.header_timeout_s,
         body_timeout_s=mcp.body_timeout_s,
         keep_alive_s=mcp.keep_alive_s,
-        max_connections=mcp.max_connections,
+        max_connections=min(mcp.max_connections, _descriptors_to_spare()),
         max_request_bytes=body,
     )
+
+
+def _descriptors_to_spare() -> int:
+    """Connections this process can hold without running out of file descriptors
+    (`ulimit -n`, less what the store, the workers and the rest need)."""
+    try:
+        import resource
+
+        soft, _ = resource.getrlimit(resource.RLIMIT_NOFILE)
+    except (ImportError, OSError, ValueError):
+        return 1 << 30
+    return (1 << 30) if soft == resource.RLIM_INFINITY else max(16, soft - 128)
 
 
 def _refuse(output: Output, text: str) -> int:

@@ -82,7 +82,7 @@ async def run_of(
     """The run an earlier call with this key made, once it is kept: while that call
     still runs, wait for it (up to `wait_s` from when the key was reserved)."""
     loop = asyncio.get_running_loop()
-    beat = loop.time()
+    beat = loop.time() - heartbeat_s  # the first note at once: the caller hears it waits
     while row.run_id is None:
         if row.age_s > wait_s:
             raise ToolError(

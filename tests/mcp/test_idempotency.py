@@ -3,6 +3,7 @@ never a second question to a person, on any server of the team."""
 
 from __future__ import annotations
 
+from functools import partial
 from pathlib import Path
 
 import anyio
@@ -107,3 +108,46 @@ async def test_keys_are_per_principal(data: Path) -> None:
         stop(server)
     assert mine.structured_content["value"] == 1
     assert theirs.structured_content["value"] == 2  # Bob's key is his own
+
+
+async def test_a_retry_while_the_first_call_still_runs_waits_for_its_run(
+    data: Path, gate: Path
+) -> None:
+    from mcp_harness import GATE_HOST
+
+    server = start(data, "--host", GATE_HOST, gate=gate)
+    code = 'return await gate.wait("once")'
+    results: list[object] = []
+    notes: list[str | None] = []
+    waiting = anyio.Event()
+
+    async def on_progress(done: float, total: float | None, message: str | None) -> None:
+        notes.append(message)
+        waiting.set()
+
+    try:
+        async with client(server.url) as first, client(server.url) as second:
+
+            async def call(c: object, **kwargs: object) -> None:
+                results.append(
+                    await c.call_tool(  # type: ignore[attr-defined]
+                        "run", {"code": code, "idempotency_key": "slow"}, **kwargs
+                    )
+                )
+
+            with anyio.fail_after(LIMIT_S):
+                async with anyio.create_task_group() as tg:
+                    tg.start_soon(call, first)
+                    while not (gate / "entered-once").exists():
+                        await anyio.sleep(0.05)
+                    # The retry, while the run is at the gate: it says it waits for it.
+                    tg.start_soon(partial(call, second, progress_callback=on_progress))
+                    await waiting.wait()
+                    (gate / "open").touch()
+    finally:
+        stop(server)
+    a, b = (r.structured_content for r in results)  # type: ignore[attr-defined]
+    assert a["value"] == b["value"] == "once"
+    assert a["run_id"] == b["run_id"]
+    assert len(_runs(data)) == 1
+    assert "the first call with this idempotency_key is still running" in notes

@@ -235,7 +235,41 @@ def _mcp_arguments(p: argparse.ArgumentParser) -> None:
         default="terminal",
         help="who decides approvals: a person in run-repl (terminal, the default), or also "
         "the MCP client's user, asked through elicitation where the client supports it "
-        "(client)",
+        "(client; over --http only a principal [approvals.deciders] names counts)",
+    )
+    p.add_argument(
+        "--tokens-file",
+        metavar="PATH",
+        help="--http: the bearer tokens, principal = token under [tokens] (default: "
+        "mcp-tokens.toml in the config directory; RUN_REPL_MCP_TOKEN adds one)",
+    )
+    p.add_argument(
+        "--add-token",
+        metavar="NAME",
+        help="make a new bearer token for principal NAME, keep it (as its digest) in the "
+        "tokens file, print it once, and exit",
+    )
+    p.add_argument(
+        "--no-auth",
+        action="store_true",
+        help="--http without credentials: anyone who reaches the port runs snippets and "
+        "reads every result (a trusted setup only; said loudly at start)",
+    )
+    p.add_argument(
+        "--allow-host",
+        action="append",
+        default=[],
+        metavar="NAME[:PORT]",
+        help="--http: also answer requests whose Host is NAME (a balancer's or proxy's "
+        "name); repeatable. Other Hosts get 421",
+    )
+    p.add_argument(
+        "--allow-origin",
+        action="append",
+        default=[],
+        metavar="ORIGIN",
+        help="--http: also accept browser requests from ORIGIN (https://app.example); "
+        "repeatable. Other Origins get 403",
     )
 
 

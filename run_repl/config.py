@@ -14,9 +14,13 @@
     name = "alice"                    # who you are in the approvals audit
     [approvals.deciders]
     "bank" = ["alice", "bob"]         # only they decide bank.* approvals
+    [mcp]                             # `run-repl mcp --http`
+    tokens_file = "~/.config/run-repl/mcp-tokens.toml"
+    allowed_hosts = ["mcp.internal"]  # Host values besides the bound address
+    header_timeout_s = 10             # limits for slow clients (see McpSettings)
 
 Environment overrides: RUN_REPL_HOST, RUN_REPL_THEME, RUN_REPL_STORE_URL,
-RUN_REPL_APPROVER. A bad file never stops the program: it says what is wrong,
+RUN_REPL_APPROVER (and RUN_REPL_MCP_TOKEN, see run_repl.mcp.http_auth). A bad file never stops the program: it says what is wrong,
 once, and uses the defaults.
 
 Reading uses the standard library's `tomllib`; writing (the theme picked in
@@ -77,6 +81,30 @@ class ApprovalSettings(BaseModel):
     names who may decide its approvals; the longest matching namespace applies."""
 
 
+class McpSettings(BaseModel):
+    """`run-repl mcp --http`: credentials, the names it answers to, and its limits."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    tokens_file: str | None = None
+    """principal = token (or "sha256:..."), under [tokens]; default mcp-tokens.toml in
+    the config directory."""
+    allowed_hosts: list[str] = Field(default_factory=list)
+    """Host header values accepted besides the bound address (NAME or NAME:PORT)."""
+    allowed_origins: list[str] = Field(default_factory=list)
+    """Origin values accepted besides those of the allowed hosts (https://app.example)."""
+    header_timeout_s: float = Field(10.0, gt=0, le=600)
+    """A request's headers must arrive whole within this."""
+    body_timeout_s: float = Field(30.0, gt=0, le=3600)
+    """And its body within this, once the headers are in."""
+    keep_alive_s: float = Field(5.0, ge=1, le=600)
+    """An idle connection is closed after this."""
+    max_connections: int = Field(256, ge=1, le=100_000)
+    """Open connections at most; one past it is closed at once."""
+    max_request_bytes: int = Field(1 << 20, ge=64 * 1024, le=1 << 30)
+    """A request body over this gets 413."""
+
+
 class Settings(BaseModel):
     """Every setting, validated: a bad one is reported with its place (`limits.timeout_ms`)."""
 
@@ -92,6 +120,7 @@ class Settings(BaseModel):
     """Binding id = keys, for the IDE."""
     store: StoreSettings = Field(default_factory=StoreSettings)
     approvals: ApprovalSettings = Field(default_factory=ApprovalSettings)
+    mcp: McpSettings = Field(default_factory=McpSettings)
 
     def limits_model(self, **overrides: int | None) -> Limits:
         """These limits with the given fields replaced (None leaves a field as it is);

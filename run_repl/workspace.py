@@ -58,10 +58,12 @@ class Workspace:
         await asyncio.to_thread(self.remember, result, source)
         return result
 
-    def remember(self, result: RunResult, source: str) -> None:
+    def remember(self, result: RunResult, source: str, owner: str | None = None) -> None:
+        """Keep `result` in the history and its approvals in the store; `owner`: the
+        MCP principal whose call it was (only it sees them over MCP)."""
         try:
-            record_run(self.store, result, source=source, host=self.host.name)
-            save_interrupted(self.store, result, source=source, host=self.host.name)
+            record_run(self.store, result, source=source, host=self.host.name, owner=owner)
+            save_interrupted(self.store, result, source=source, host=self.host.name, owner=owner)
         except Exception as exc:  # the history is a convenience: never lose the result over it
             self.warnings.append(f"could not record the run in {self.store.location}: {exc}")
 

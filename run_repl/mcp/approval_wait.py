@@ -76,17 +76,27 @@ def standing(store: Store, result: RunResult) -> Standing:
     return _follow(store, result, _ids(result), result.run_id)
 
 
-def standing_of_run(store: Store, run_id: str) -> Standing:
+def standing_of_run(store: Store, run_id: str, principal: str | None = None) -> Standing:
     """Where run `run_id` stands: its final result, or the approvals it waits on.
-    ToolError RUN_NOT_FOUND when neither the history nor the approvals know it."""
+    ToolError RUN_NOT_FOUND when neither the history nor the approvals know it, or
+    (`principal` given) when it is not that principal's: the same answer."""
     record = store.get_run(run_id)
+    if record is not None and principal is not None and record.owner != principal:
+        record = None
+        mine = False
+    else:
+        mine = True
     if record is not None:
         result = _result_of(record.envelope)
         if result is not None and result.status != "interrupted":
             return Standing("done", run_id, [], result)
         if result is not None and result.interruptions:
             return _follow(store, result, _ids(result), run_id)
-    ids = [a.id for a in store.list_approvals(status=None) if a.run_id == run_id]
+    ids = [
+        a.id
+        for a in store.list_approvals(status=None)
+        if mine and a.run_id == run_id and (principal is None or a.owner == principal)
+    ]
     if not ids:
         raise ToolError(
             RUN_NOT_FOUND,
@@ -96,8 +106,15 @@ def standing_of_run(store: Store, run_id: str) -> Standing:
     return _follow(store, None, ids, run_id)
 
 
-def standing_of_approvals(store: Store, ids: list[str]) -> Standing:
-    missing = [i for i in ids if store.get_approval(i) is None]
+def standing_of_approvals(store: Store, ids: list[str], principal: str | None = None) -> Standing:
+    """ToolError APPROVAL_NOT_FOUND for an id the store does not know, or (`principal`
+    given) that is not that principal's: the same answer."""
+
+    def unknown(approval_id: str) -> bool:
+        found = store.get_approval(approval_id)
+        return found is None or (principal is not None and found.owner != principal)
+
+    missing = [i for i in ids if unknown(i)]
     if missing:
         raise ToolError(
             APPROVAL_NOT_FOUND,

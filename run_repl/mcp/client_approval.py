@@ -11,6 +11,14 @@ still decide first, and then the question is withdrawn.
 Only an explicit choice decides: "approve" approves; "deny", or declining
 the form, denies (a denial runs nothing); dismissing it leaves the call to
 the terminal.
+
+Whose answer counts (no agent approves its own call): over stdio the client
+is the app the person launched run-repl from, so their answer is theirs (the
+settings' name). Over HTTP anyone who reaches the port is "the client", so an
+answer counts only from an authenticated principal that `[approvals.deciders]`
+names for that call; the server refuses `--approve-via client` at start when
+no principal could be (`http_rules`). The audit keeps who decided
+(`decided_by`) and, beside it, the channel (`decided_via`).
 """
 
 from __future__ import annotations
@@ -25,7 +33,7 @@ from mcp.server.context import ServerRequestContext
 from ..present.approvals import argument_lines
 from ..present.sanitize import safe
 from ..present.styled import plain
-from ..store import ApprovalConflict, ApprovalRefused, PendingApproval, StoreError
+from ..store import ApprovalConflict, ApprovalRefused, Deciders, PendingApproval, StoreError
 from ..workspace import Workspace
 from .approval_wait import Standing
 
@@ -95,20 +103,61 @@ def answer_of(result: types.ElicitResult) -> bool | None:
     return None
 
 
+def http_refusal(principals: list[str], deciders: dict[str, list[str]]) -> str | None:
+    """Why `--approve-via client` cannot be offered over HTTP with these principals
+    (None: it can): some principal must be one `[approvals.deciders]` names."""
+    named = {n.casefold() for names in deciders.values() for n in names}
+    if any(p.casefold() in named for p in principals):
+        return None
+    if not principals:
+        return (
+            "--approve-via client over --http needs credentials: over HTTP any process that "
+            'reaches the port is "the client", and would approve its own calls. An answer '
+            "counts only from an authenticated principal that [approvals.deciders] names."
+        )
+    return (
+        "--approve-via client over --http: no principal of the tokens "
+        f"({', '.join(principals)}) is named in [approvals.deciders], so no client's answer "
+        "could count (an agent must not approve its own call). Name the person's principal "
+        'there (e.g. "documents" = ["alice"]), or leave --approve-via client out.'
+    )
+
+
 class ClientApprovals:
     """Asks the client's user about a waiting run's calls, one at a time."""
 
-    def __init__(self, ws: Workspace, ctx: ServerRequestContext[Any]) -> None:
+    def __init__(
+        self,
+        ws: Workspace,
+        ctx: ServerRequestContext[Any],
+        *,
+        transport: str = "stdio",
+        principal: str | None = None,
+    ) -> None:
         self.ws = ws
         self.ctx = ctx
         self.asked: set[str] = set()
         self.states: asyncio.Queue[Standing] = asyncio.Queue()
         self.deciding: asyncio.Future[Any] | None = None  # a decision being carried out here
         client = ctx.session.client_params.client_info.name if ctx.session.client_params else None
-        # The policy judges the person (the settings' name); the audit also keeps the
-        # channel their answer came through.
-        self.via = client or "the MCP client"
+        # The policy judges who answered; the audit keeps, beside it, the channel.
+        self.via = f"MCP client {client or '(unnamed)'} over {transport}"
+        # Over HTTP the answer is the principal's, and counts only where the policy names
+        # it; over stdio it is the person's who launched it (the settings' name).
+        self.http = transport == "http"
+        self.approver = principal if self.http else None
+        self.deciders = Deciders(dict(ws.settings.approvals.deciders))
         self.refused: list[str] = []  # decisions the approvals policy refused, as said
+
+    def may_answer(self, approval: PendingApproval) -> bool:
+        if not self.http:
+            return True
+        rule = self.deciders.rule_for(approval.path)
+        return (
+            self.approver is not None
+            and rule is not None
+            and self.approver.casefold() in {n.casefold() for n in rule[1]}
+        )
 
     def heard(self, state: Standing) -> None:
         """The waiting call's latest reading of the run (what to ask about next)."""
@@ -127,6 +176,8 @@ class ClientApprovals:
             if approval.id in self.asked or approval.state() != "pending":
                 continue
             self.asked.add(approval.id)
+            if not self.may_answer(approval):
+                continue  # not this principal's to decide: a person decides in run-repl
             result = await self.ctx.session.elicit_form(
                 question(approval), DECISION_SCHEMA, related_request_id=self.ctx.request_id
             )
@@ -137,7 +188,10 @@ class ClientApprovals:
     async def _decide(self, approval_id: str, answer: bool) -> None:
         # The resume runs to its end even if this call ends meanwhile (a resume cut
         # short leaves its approvals unfinished): its own task, awaited through a shield.
-        self.deciding = asyncio.ensure_future(self.ws.decide({approval_id: answer}, via=self.via))
+        kwargs: dict[str, Any] = {"via": self.via}
+        if self.approver is not None:
+            kwargs["approver"] = self.approver
+        self.deciding = asyncio.ensure_future(self.ws.decide({approval_id: answer}, **kwargs))
         try:
             await asyncio.shield(self.deciding)
         except ApprovalRefused as exc:
@@ -157,4 +211,11 @@ class ClientApprovals:
             await asyncio.wait({self.deciding})
 
 
-__all__ = ["DECISION_SCHEMA", "ClientApprovals", "answer_of", "can_ask", "question"]
+__all__ = [
+    "DECISION_SCHEMA",
+    "ClientApprovals",
+    "answer_of",
+    "can_ask",
+    "http_refusal",
+    "question",
+]

@@ -19,7 +19,7 @@ import logging
 import socket
 import sys
 from collections.abc import Callable
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from functools import partial
 from typing import Any, Literal
 
@@ -51,6 +51,9 @@ from .approval_wait import (
 )
 from .client_approval import ClientApprovals, can_ask
 from .declarations import declarations
+from .http_auth import BearerAuth, TokenTable, principal_of
+from .http_guard import BodyLimit, HostOriginGuard, HttpLimits, guarded_protocol
+from .idempotency import Reservation, reserve, run_of
 from .replies import (
     docs_reply,
     error_reply,
@@ -97,12 +100,19 @@ RESUMING_GRACE_S = 120.0  # past the longest run: a decided run resuming is foll
 
 @dataclass(frozen=True)
 class McpOptions:
-    """The server's settings (the `run-repl mcp` options)."""
+    """The server's settings (the `run-repl mcp` options).
+
+    `authenticated`: every call comes with a principal (HTTP with tokens), and sees
+    only its own runs, results and approvals; a call without one is refused.
+    `transport`: how clients reach it; over HTTP a client's answer to an approval
+    question counts only from a principal the approvals policy names."""
 
     approval_wait_s: float = 120.0
     default_timeout_s: float = 60.0
     max_timeout_s: float = 300.0
     approve_via: Literal["terminal", "client"] = "terminal"
+    authenticated: bool = False
+    transport: Literal["stdio", "http"] = "stdio"
 
 
 class RunReplMcp:
@@ -154,6 +164,19 @@ class RunReplMcp:
     ) -> types.ListToolsResult:
         return types.ListToolsResult(tools=self._tools)
 
+    def principal(self, ctx: ServerRequestContext[Any]) -> str | None:
+        """Who makes this call: the authenticated principal (HTTP with tokens), else None
+        (stdio: the person's own app; --no-auth: a setup they trust)."""
+        name = principal_of(ctx.request)
+        if name is None and self.options.authenticated:
+            # The HTTP layer lets nothing through without a principal; never serve one.
+            raise ToolError(
+                "UNAUTHENTICATED",
+                "This call carries no credentials.",
+                {"type": "retry", "why": "Send `Authorization: Bearer TOKEN` with the call."},
+            )
+        return name
+
     async def call_tool(
         self, ctx: ServerRequestContext[Any], params: types.CallToolRequestParams
     ) -> types.CallToolResult:
@@ -162,7 +185,8 @@ class RunReplMcp:
         arguments = params.arguments or {}
         _call_run.set(None)
         try:
-            result = await self._dispatch(ctx, params.name, arguments)
+            principal = self.principal(ctx)
+            result = await self._dispatch(ctx, params.name, arguments, principal)
         except ToolError as exc:
             result = error_reply(exc, _call_run.get())
         except Exception as exc:  # a bug: the model gets a tool error, the log the traceback
@@ -171,16 +195,20 @@ class RunReplMcp:
         return self._deliverable(params.name, result)
 
     async def _dispatch(
-        self, ctx: ServerRequestContext[Any], name: str, arguments: dict[str, Any]
+        self,
+        ctx: ServerRequestContext[Any],
+        name: str,
+        arguments: dict[str, Any],
+        principal: str | None,
     ) -> types.CallToolResult:
         if name == RUN:
-            return await self.run(ctx, arguments)
+            return await self.run(ctx, arguments, principal)
         if name == EXPAND:
-            return await self.expand(arguments)
+            return await self.expand(arguments, principal)
         if name == DOCS:
             return self.docs(arguments)
         if name == APPROVAL_STATUS:
-            return await self.approval_status(ctx, arguments)
+            return await self.approval_status(ctx, arguments, principal)
         names = [t.name for t in self._tools]
         close = closest(name, names)
         raise ToolError(
@@ -231,11 +259,43 @@ class RunReplMcp:
 
     # ------------------------------------------------------------------ run
     async def run(
-        self, ctx: ServerRequestContext[Any], arguments: dict[str, Any]
+        self, ctx: ServerRequestContext[Any], arguments: dict[str, Any], principal: str | None
     ) -> types.CallToolResult:
         args = parse_run(arguments, self.settings)
         limits = Limits(timeout_ms=max(1, round(args.timeout_s * 1000)))
-        result = await self._run_cancellable(args.code, limits)
+        held: Reservation | None = None
+        if args.idempotency_key is not None:
+            got = await asyncio.to_thread(
+                reserve, self.ws.store, principal, args.idempotency_key, args.code
+            )
+            if not isinstance(got, Reservation):  # a retry: the first call's run
+                return await self._rerun(ctx, got)
+            held = got
+        result = await self._run_cancellable(args.code, limits, principal, held)
+        return await self._after_run(ctx, result, principal)
+
+    async def _rerun(self, ctx: ServerRequestContext[Any], row: Any) -> types.CallToolResult:
+        """A retry with a key: the first call's run as it stands now; its approvals are
+        followed, and nobody is asked again."""
+
+        async def heartbeat(message: str) -> None:
+            try:
+                await ctx.session.report_progress(0, None, message)
+            except Exception:  # the client is gone: the cancel that follows ends this call
+                pass
+
+        wait = self.settings.max_timeout_s + RESUMING_GRACE_S
+        result = await run_of(self.ws.store, row, wait, heartbeat, HEARTBEAT_S)
+        return await self._after_run(ctx, result, None, ask=False)
+
+    async def _after_run(
+        self,
+        ctx: ServerRequestContext[Any],
+        result: RunResult,
+        principal: str | None,
+        *,
+        ask: bool = True,
+    ) -> types.CallToolResult:
         _call_run.set(result.run_id)
         most = self.settings.max_timeout_s
         if result.status != "interrupted":
@@ -252,8 +312,8 @@ class RunReplMcp:
             )
         start = partial(standing, self.ws.store, result)
         refused: list[str] = []
-        if self.options.approve_via == "client" and can_ask(ctx):
-            state, refused = await self._wait_asking_client(ctx, start)
+        if ask and self.options.approve_via == "client" and can_ask(ctx):
+            state, refused = await self._wait_asking_client(ctx, start, principal)
         else:
             if self.options.approve_via == "client":
                 self._say_once(
@@ -265,12 +325,12 @@ class RunReplMcp:
         return self._after_wait(state, result, refused)
 
     async def _wait_asking_client(
-        self, ctx: ServerRequestContext[Any], start: Any
+        self, ctx: ServerRequestContext[Any], start: Any, principal: str | None
     ) -> tuple[Standing, list[str]]:
         """Wait as usual while the client's user is asked too; a decision they made is
         carried out to its end before the call answers. With where the run stands:
         the answers the approvals policy refused, as said."""
-        asker = ClientApprovals(self.ws, ctx)
+        asker = ClientApprovals(self.ws, ctx, transport=self.options.transport, principal=principal)
         async with anyio.create_task_group() as tg:
             tg.start_soon(asker.ask_while_waiting)
             state = await self._wait(ctx, start, self.options.approval_wait_s, also=asker.heard)
@@ -280,13 +340,26 @@ class RunReplMcp:
             state = await asyncio.to_thread(start)
         return state, asker.refused
 
-    async def _run_cancellable(self, code: str, limits: Limits) -> RunResult:
-        """Run and keep the run; if this call is cancelled (the client went away), stop
-        the run at once, keep it in the history as aborted, and let the cancel go on."""
+    async def _run_cancellable(
+        self, code: str, limits: Limits, owner: str | None, held: Reservation | None = None
+    ) -> RunResult:
+        """Run and keep the run (as `owner`'s; `held`: the idempotency key it answers);
+        if this call is cancelled (the client went away), stop the run at once, keep it
+        in the history as aborted, and let the cancel go on."""
         cancel = asyncio.Event()
         job = asyncio.ensure_future(
             self.ws.runner.run(code, self.ws.host.functions, limits=limits, cancel=cancel)
         )
+
+        def keep(result: RunResult | None) -> None:
+            if result is not None:
+                self.ws.remember(result, code, owner)
+            if held is not None:  # after the history has it: a retry reads it there
+                try:
+                    held.settle(result)
+                except Exception as exc:
+                    self.ws.warnings.append(f"could not record the idempotency key: {exc}")
+
         try:
             result = await asyncio.shield(job)
         except asyncio.CancelledError:
@@ -295,11 +368,14 @@ class RunReplMcp:
                 try:
                     stopped = await job
                 except Exception:  # it failed as it stopped: nothing to keep
-                    pass
+                    await asyncio.to_thread(keep, None)
                 else:
-                    await asyncio.to_thread(self.ws.remember, stopped, code)
+                    await asyncio.to_thread(keep, stopped)
             raise
-        await asyncio.to_thread(self.ws.remember, result, code)
+        except Exception:
+            await asyncio.to_thread(keep, None)
+            raise
+        await asyncio.to_thread(keep, result)
         self._log_warnings()
         return result
 
@@ -364,9 +440,20 @@ class RunReplMcp:
         )
 
     # ------------------------------------------------------------------ expand_result
-    async def expand(self, arguments: dict[str, Any]) -> types.CallToolResult:
+    async def expand(
+        self, arguments: dict[str, Any], principal: str | None
+    ) -> types.CallToolResult:
         args = parse_expand(arguments)
         limit = args.limit if args.limit is not None else min(BUDGET_LINES, MAX_PAGE)
+        if principal is not None:
+            made_by = self.ws.runner.recent_run_of(args.ref)  # written behind: not stored yet
+            if made_by is not None:
+                owner = await asyncio.to_thread(self.ws.store.owner_of_run, made_by)
+            else:
+                owner = await asyncio.to_thread(self.ws.store.owner_of_ref, args.ref)
+            if owner != principal:  # another's ref reads as an unknown one: ids are no keys
+                exc = ResultRefNotFound(args.ref)
+                raise ToolError(exc.code, exc.message, exc.next_actions[0])
         try:
             page = await asyncio.to_thread(self.ws.runner.expand, args.ref, args.offset, limit)
         except (ResultRefNotFound, ValueTooDeep) as exc:
@@ -420,7 +507,7 @@ class RunReplMcp:
 
     # ------------------------------------------------------------------ approval_status
     async def approval_status(
-        self, ctx: ServerRequestContext[Any], arguments: dict[str, Any]
+        self, ctx: ServerRequestContext[Any], arguments: dict[str, Any], principal: str | None
     ) -> types.CallToolResult:
         args = parse_status(arguments, self.settings)
         store = self.ws.store
@@ -428,12 +515,12 @@ class RunReplMcp:
             run_id = args.run_id
 
             def start() -> Standing:
-                return standing_of_run(store, run_id)
+                return standing_of_run(store, run_id, principal)
         else:
             ids = args.approval_ids or []
 
             def start() -> Standing:
-                return standing_of_approvals(store, ids)
+                return standing_of_approvals(store, ids, principal)
 
         state = await asyncio.to_thread(start)  # an unknown id is an error at once
         asked = args.run_id
@@ -599,14 +686,61 @@ def bind(host: str, port: int) -> socket.socket:
     return sock
 
 
-async def serve_http(app: RunReplMcp, sock: socket.socket, *, on_ready: Any = None) -> None:
+@dataclass(frozen=True)
+class HttpSettings:
+    """How `--http` serves: who may call (None: anyone, --no-auth), the Host and Origin
+    values it answers, its limits, and whether sessions live in this process."""
+
+    tokens: TokenTable | None
+    hosts: list[str]
+    origins: list[str]
+    limits: HttpLimits = field(default_factory=HttpLimits)
+    stateless: bool = True
+
+
+def http_app(app: RunReplMcp, http: HttpSettings) -> Any:
+    """The ASGI app of `--http`: Host/Origin, then credentials, then the body cap, then MCP.
+
+    Stateless: each request stands alone (no `Mcp-Session-Id`), so a 2025-handshake
+    client's requests may go to any server of a team; progress notes still reach the
+    client on the response stream of the call they belong to."""
+    from mcp.server.transport_security import TransportSecuritySettings
+
+    server = app.build()
+    security = TransportSecuritySettings(
+        enable_dns_rebinding_protection=True,
+        allowed_hosts=[*http.hosts, *(f"{h}:*" for h in http.hosts)],
+        allowed_origins=[*http.origins, *(f"{o}:*" for o in http.origins)],
+    )
+    inner: Any = server.streamable_http_app(
+        stateless_http=http.stateless,
+        transport_security=security,
+        max_request_body_size=http.limits.max_request_bytes,
+    )
+    inner = BodyLimit(inner, http.limits.max_request_bytes)
+    if http.tokens is not None:
+        inner = BearerAuth(inner, http.tokens)
+    return HostOriginGuard(inner, http.hosts, http.origins)
+
+
+async def serve_http(
+    app: RunReplMcp, sock: socket.socket, http: HttpSettings, *, on_ready: Any = None
+) -> None:
     """Serve streamable HTTP at /mcp on a bound socket, until interrupted."""
     import uvicorn
 
     host, port = sock.getsockname()[:2]
-    server = app.build()
-    starlette = server.streamable_http_app(host=host)
-    config = uvicorn.Config(starlette, log_level="warning", lifespan="on", access_log=False)
+    limits = http.limits
+    config = uvicorn.Config(
+        http_app(app, http),
+        log_level="warning",
+        lifespan="on",
+        access_log=False,
+        http=guarded_protocol(limits),
+        timeout_keep_alive=max(1, round(limits.keep_alive_s)),
+        h11_max_incomplete_event_size=limits.max_header_bytes,
+        limit_concurrency=limits.max_connections,
+    )
     web = uvicorn.Server(config)
     if on_ready is not None:
         on_ready(f"http://{'[' + host + ']' if ':' in host else host}:{port}/mcp")
@@ -626,4 +760,13 @@ def started_line(app: RunReplMcp, where: str) -> str:
     )
 
 
-__all__ = ["McpOptions", "RunReplMcp", "bind", "serve_http", "serve_stdio", "started_line"]
+__all__ = [
+    "HttpSettings",
+    "McpOptions",
+    "RunReplMcp",
+    "bind",
+    "http_app",
+    "serve_http",
+    "serve_stdio",
+    "started_line",
+]

@@ -38,6 +38,7 @@ from ..sandbox.result import RunErrorInfo, RunResult
 from ..sandbox.result_store import MAX_PAGE
 
 MAX_STATUS_IDS = 100
+MAX_IDEMPOTENCY_KEY = 200
 MAX_OFFSET = (1 << 63) - 1  # what the stores can hold as an integer
 
 
@@ -89,6 +90,20 @@ def input_models(
             description=(
                 f"Wall-clock limit of the run, in seconds: {default_s:g} s by default, at most "
                 f"{max_s:g} s. Time spent waiting for a person's approval does not count."
+            ),
+        )
+        idempotency_key: Annotated[
+            Annotated[str, Field(min_length=1, max_length=MAX_IDEMPOTENCY_KEY)] | None,
+            Says(
+                "a unique string you reuse on every retry of this call",
+                f"a string of 1 to {MAX_IDEMPOTENCY_KEY} characters",
+            ),
+        ] = Field(
+            None,
+            description=(
+                "Set it when you may retry this call: a unique string (a UUID) you reuse on "
+                "every retry. Within a day, the same key with the same code returns the first "
+                "call's run instead of running it again."
             ),
         )
 
@@ -409,6 +424,7 @@ def escaped(value: Any) -> Any:
 
 
 __all__ = [
+    "MAX_IDEMPOTENCY_KEY",
     "MAX_STATUS_IDS",
     "OUTPUTS",
     "ApprovalInfo",

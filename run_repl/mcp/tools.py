@@ -92,6 +92,10 @@ def tool_list(settings: ToolSettings, host_summary: str) -> list[types.Tool]:
                 'decided in time: status "interrupted" with `approval_ids`; call '
                 "`approval_status` later with the run_id. Never retry the operation another way "
                 "meanwhile: the person's decision still applies to this run.\n"
+                "- If you may send this call again (a timeout, a dropped connection, a restart), "
+                "set `idempotency_key` to a fresh unique string and reuse it on every retry of "
+                "this call: a retry with the same key and code gets the first call's run (its "
+                "result, or where it stands) instead of running again or asking a person twice.\n"
                 "- A failure has `error.code`, `error.message` (with line and column when known) "
                 "and `error.next_actions`: what to do next. RUN_BUSY means "
                 f"{settings.max_runs_in_flight} runs are already in flight: retry shortly.\n\n"
@@ -171,6 +175,7 @@ def _seconds(value: float) -> str:
 class RunArgs:
     code: str
     timeout_s: float
+    idempotency_key: str | None = None
 
 
 @dataclass(frozen=True)
@@ -271,7 +276,11 @@ def parse_run(arguments: dict[str, Any], settings: ToolSettings) -> RunArgs:
             problem.message,
             next_actions(ErrorCode.RUN_SOURCE_TOO_LARGE)[0],
         )
-    return RunArgs(code, float(settings.default_timeout_s if timeout is None else timeout))
+    return RunArgs(
+        code,
+        float(settings.default_timeout_s if timeout is None else timeout),
+        checked.idempotency_key,
+    )
 
 
 def parse_expand(arguments: dict[str, Any]) -> ExpandArgs:

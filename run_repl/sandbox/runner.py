@@ -371,6 +371,12 @@ class Runner:
         for write in pending:
             write.result(timeout)
 
+    def recent_run_of(self, ref: str) -> str | None:
+        """The run that made `ref`, when it is a value or log this runner stored and may
+        still be writing behind (the store does not have it yet); else None."""
+        stored = self._recent.get_items(ref)
+        return stored.run_id if stored is not None else None
+
     # ------------------------------------------------------------------ paging
     def expand(self, ref: str, offset: int = 0, limit: int = 100) -> Page:
         """Items [offset, offset + limit) of a stored value or log, by item (limit <= 1000).

@@ -30,6 +30,7 @@ from .records import (
     ClaimLost,
     PendingApproval,
     Queued,
+    RunKey,
     RunRecord,
 )
 from .sqlite_store import SqliteStore
@@ -111,6 +112,7 @@ __all__ = [
     "PendingApproval",
     "Queued",
     "RunHistory",
+    "RunKey",
     "RunRecord",
     "SqliteStore",
     "Store",

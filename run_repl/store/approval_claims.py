@@ -96,7 +96,7 @@ def _release(row: PendingApproval, claim_id: str, note: str) -> None:
     row.claim_id = row.claim_expires_at = None  # a guard still on its way now finds no claim
     row.note = note
     if row.decision_id == claim_id:
-        row.decision = row.decided_by = row.decided_at = row.decision_id = None
+        row.decision = row.decided_by = row.decided_via = row.decided_at = row.decision_id = None
 
 
 def _unclaim(row: PendingApproval) -> None:
@@ -241,6 +241,7 @@ class ApprovalClaims(ABC):
         decided_by: str,
         ttl_s: float,
         waiting: bool = False,
+        decided_via: str | None = None,
     ) -> Claim | Queued | Applied:
         """Record these decisions and take their batch for one resume.
 
@@ -310,6 +311,7 @@ class ApprovalClaims(ABC):
                     continue
                 r.decision = as_decision(decisions[r.id])
                 r.decided_by, r.decided_at, r.decision_id = decided_by, now, claim_id
+                r.decided_via = decided_via
                 changed.append(r)
             if state == "held":
                 rows.update(changed)

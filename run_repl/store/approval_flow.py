@@ -84,10 +84,13 @@ def store_runner(store: Store, **kwargs: Any) -> Runner:
     return create_runner(store=store, continuation_store=store, **kwargs)
 
 
-def _pending_of(result: RunResult, source: str, host: str) -> list[PendingApproval]:
+def _pending_of(
+    result: RunResult, source: str, host: str, owner: str | None = None
+) -> list[PendingApproval]:
     assert result.continuation is not None
     return [
         PendingApproval(
+            owner=owner,
             id=it.id,
             run_id=result.run_id or "",
             source=source,
@@ -103,19 +106,26 @@ def _pending_of(result: RunResult, source: str, host: str) -> list[PendingApprov
 
 
 def save_interrupted(
-    store: Store, result: RunResult, *, source: str, host: str
+    store: Store, result: RunResult, *, source: str, host: str, owner: str | None = None
 ) -> list[PendingApproval]:
     """Keep the interruptions of a fresh run as pending approvals; them, as stored.
 
-    An id the store already knows is left as it is (its resume moves it on)."""
+    An id the store already knows is left as it is (its resume moves it on).
+    `owner`: the MCP principal whose run it is (only it sees them over MCP)."""
     if result.status != "interrupted" or not result.continuation or not result.interruptions:
         return []
-    store.add_approvals(_pending_of(result, source, host))
+    store.add_approvals(_pending_of(result, source, host, owner))
     return [a for a in (store.get_approval(i.id) for i in result.interruptions) if a is not None]
 
 
 def record_run(
-    store: Store, result: RunResult, *, source: str, host: str, resumed_from: str | None = None
+    store: Store,
+    result: RunResult,
+    *,
+    source: str,
+    host: str,
+    resumed_from: str | None = None,
+    owner: str | None = None,
 ) -> None:
     store.record_run(
         RunRecord(
@@ -129,6 +139,7 @@ def record_run(
             logs_ref=result.logs_ref,
             envelope=result.model_dump(mode="json"),
             resumed_from=resumed_from,
+            owner=owner,
         )
     )
 
@@ -209,7 +220,10 @@ def _report(claim: Claim, result: RunResult) -> ResumeReport:
         calls=_facts(claim, result),
         next_continuation=result.continuation if interrupted else None,
         next_run_id=result.run_id if interrupted else None,
-        next_approvals=_pending_of(result, first.source, first.host) if interrupted else [],
+        # A resumed run stays its first run's owner's, whoever decided.
+        next_approvals=_pending_of(result, first.source, first.host, first.owner)
+        if interrupted
+        else [],
     )
 
 
@@ -269,6 +283,7 @@ async def _resume(
             source=first.source,
             host=first.host,
             resumed_from=first.run_id,
+            owner=first.owner,
         )
     except StoreError as exc:
         warnings.append(f"the run was not kept in the history: {exc}")
@@ -336,7 +351,7 @@ async def resolve(
 
     `approver`: the name the audit keeps (default: RUN_REPL_APPROVER, else the OS
     user); `via`: the channel the decision came through (an MCP client), kept in the
-    audit beside the name while the policy judges the name; `deciders`: who may
+    audit beside the name (`decided_via`) while the policy judges the name; `deciders`: who may
     decide which namespace's approvals (see approval_policy). Raises ApprovalRefused
     (an ApprovalConflict) if the policy names other people, ApprovalConflict if one
     was already decided by someone else (ApprovalStuck if its run's resume never
@@ -353,7 +368,6 @@ async def resolve(
             if found is None:
                 raise KeyError(i)
         policy.check(name, [a for a in asked if a is not None])
-    decided_by = f"{name} (via {via})" if via else name
     claimed_by = f"{name}@{socket.gethostname()} pid {os.getpid()}"
     claim_id = "clm_" + secrets.token_hex(8)
     ttl = claim_ttl(runner, run_kwargs)
@@ -364,7 +378,8 @@ async def resolve(
             wanted,
             claim_id=claim_id,
             claimed_by=claimed_by,
-            decided_by=decided_by,
+            decided_by=name,
+            decided_via=via,
             ttl_s=ttl,
             waiting=waiting,
         )
@@ -461,7 +476,10 @@ def describe_state(approval: PendingApproval, now: float | None = None) -> str:
     """One line on where an approval stands, for a person (plain text)."""
     state = approval.state(now)
     decided = (
-        f"{approval.decision} by {approval.decided_by or 'someone'}" if approval.decision else ""
+        f"{approval.decision} by {approval.decided_by or 'someone'}"
+        + (f" via {approval.decided_via}" if approval.decided_via else "")
+        if approval.decision
+        else ""
     )
     if state == "pending":
         return "pending" + (f" ({approval.note})" if approval.note else "")

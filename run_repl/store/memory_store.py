@@ -14,7 +14,7 @@ from ..sandbox.result_store import MemoryResultStore, StoredItems
 from .approval_claims import ApprovalClaims
 from .budgets import DEFAULT_ENVELOPE_BYTES, DEFAULT_HISTORY_BYTES, PREVIEW_BYTES, over_budget
 from .json_budget import dumps, fit_envelope
-from .records import FINAL_STATUSES, PendingApproval, RunRecord, as_read
+from .records import FINAL_STATUSES, PendingApproval, RunKey, RunRecord, as_read
 
 
 class _Rows:
@@ -72,6 +72,7 @@ class MemoryStore(ApprovalClaims):
         self._runs: dict[str, tuple[RunRecord, int]] = {}
         self._approvals: dict[str, PendingApproval] = {}
         self._consumed: dict[str, float] = {}
+        self._run_keys: dict[tuple[str, str], RunKey] = {}
         self._approvals_version = 0
         self._lock = threading.RLock()
 
@@ -135,6 +136,48 @@ class MemoryStore(ApprovalClaims):
         with self._lock:
             found = self._runs.get(run_id)
         return found[0] if found else None
+
+    def owner_of_run(self, run_id: str) -> str | None:
+        found = self.get_run(run_id)
+        return found.owner if found else None
+
+    def owner_of_ref(self, ref: str) -> str | None:
+        stored = self.values.get_items(ref)
+        return self.owner_of_run(stored.run_id) if stored and stored.run_id else None
+
+    # ------------------------------------------------------------------ idempotency keys
+    def reserve_run_key(
+        self, owner: str, key: str, digest: str, *, holder: str, max_age_s: float
+    ) -> RunKey:
+        now = time.time()
+        with self._lock:
+            for old in [k for k, v in self._run_keys.items() if v.created_at < now - max_age_s]:
+                del self._run_keys[old]
+            found = self._run_keys.setdefault(
+                (owner, key),
+                RunKey(owner=owner, key=key, digest=digest, holder=holder, created_at=now),
+            )
+            return found.model_copy(update={"age_s": now - found.created_at})
+
+    def get_run_key(self, owner: str, key: str) -> RunKey | None:
+        with self._lock:
+            found = self._run_keys.get((owner, key))
+            return (
+                found.model_copy(update={"age_s": time.time() - found.created_at})
+                if found
+                else None
+            )
+
+    def settle_run_key(self, owner: str, key: str, *, holder: str, run_id: str | None) -> None:
+        with self._lock:
+            found = self._run_keys.get((owner, key))
+            if found is None or found.holder != holder:
+                return
+            if run_id is None:
+                if found.run_id is None:
+                    del self._run_keys[(owner, key)]
+            else:
+                found.run_id = run_id
 
     # ------------------------------------------------------------------ approvals
     @contextmanager

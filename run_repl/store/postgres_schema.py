@@ -119,7 +119,24 @@ def _v1(conn: psycopg.Connection) -> None:
         conn.execute("ALTER TABLE result_chunks ALTER COLUMN data SET COMPRESSION lz4")
 
 
-MIGRATIONS: dict[int, Callable[[psycopg.Connection], None]] = {1: _v1}
+def _v2(conn: psycopg.Connection) -> None:
+    """Who owns a run and an approval (an MCP principal), the channel of a decision
+    beside its decider, and the `run` tool's idempotency keys (shared by every server
+    of the team, so a retry on another server finds the first call's run)."""
+    for statement in (
+        "ALTER TABLE runs ADD COLUMN owner text",
+        "ALTER TABLE approvals ADD COLUMN owner text",
+        "ALTER TABLE approvals ADD COLUMN decided_via text",
+        """CREATE TABLE run_keys (
+            owner text NOT NULL, key text NOT NULL, digest text NOT NULL, holder text NOT NULL,
+            run_id text, created_at double precision NOT NULL, PRIMARY KEY (owner, key)
+        )""",
+        "CREATE INDEX run_keys_created ON run_keys (created_at)",
+    ):
+        conn.execute(statement)  # type: ignore[arg-type]
+
+
+MIGRATIONS: dict[int, Callable[[psycopg.Connection], None]] = {1: _v1, 2: _v2}
 SCHEMA_VERSION = max(MIGRATIONS)
 
 

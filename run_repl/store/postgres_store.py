@@ -74,6 +74,7 @@ from .records import (
     Claim,
     PendingApproval,
     Queued,
+    RunKey,
     RunRecord,
     as_read,
     contains_pattern,
@@ -165,7 +166,7 @@ _STUCK_SQL = (
 _OPEN_SQL = "status NOT IN ({})".format(", ".join(f"'{s}'" for s in sorted(FINAL_STATUSES)))
 _RUN_LISTED = (
     "id, started_at, duration_ms, status, source, host, error_code, value_ref, logs_ref, "
-    "resumed_from, envelope_cut, COALESCE(preview, envelope) AS envelope, "
+    "resumed_from, envelope_cut, owner, COALESCE(preview, envelope) AS envelope, "
     "preview IS NOT NULL AS partial"
 )
 
@@ -655,6 +656,7 @@ class PostgresStore(ApprovalClaims):
             "envelope": text,
             "preview": preview,
             "envelope_cut": bool(cut or run.envelope_cut),
+            "owner": pg_text(run.owner) if run.owner is not None else None,
             "bytes": len(text) + len(source) + len(preview or ""),
         }
         upsert = sql.SQL(
@@ -719,6 +721,82 @@ class PostgresStore(ApprovalClaims):
             return _run(row)
 
         return self._call(read)
+
+    def owner_of_run(self, run_id: str) -> str | None:
+        def read(conn: psycopg.Connection) -> str | None:
+            row = conn.execute("SELECT owner FROM runs WHERE id = %s", (run_id,)).fetchone()
+            return row[0] if row else None
+
+        return self._call(read)
+
+    def owner_of_ref(self, ref: str) -> str | None:
+        def read(conn: psycopg.Connection) -> str | None:
+            row = conn.execute(
+                "SELECT r.owner FROM results v JOIN runs r ON r.id = v.run_id WHERE v.ref = %s",
+                (ref,),
+            ).fetchone()
+            return row[0] if row else None
+
+        return self._call(read)
+
+    # ------------------------------------------------------------------ idempotency keys
+    # Ages by the server's clock: every machine of the team reads a key's day alike.
+    _RUN_KEY_SELECT = (
+        f"SELECT owner, key, digest, holder, run_id, created_at, "
+        f"GREATEST(0, {_SERVER_NOW} - created_at) AS age_s FROM run_keys "
+        "WHERE owner = %s AND key = %s"
+    )
+
+    def reserve_run_key(
+        self, owner: str, key: str, digest: str, *, holder: str, max_age_s: float
+    ) -> RunKey:
+        args = (pg_text(owner), pg_text(key))
+
+        def reserve(conn: psycopg.Connection) -> RunKey:
+            with conn.transaction():
+                conn.execute(
+                    f"DELETE FROM run_keys WHERE created_at < {_SERVER_NOW} - %s", (max_age_s,)
+                )
+                conn.execute(
+                    "INSERT INTO run_keys (owner, key, digest, holder, run_id, created_at) "
+                    f"VALUES (%s, %s, %s, %s, NULL, {_SERVER_NOW}) "
+                    "ON CONFLICT (owner, key) DO NOTHING",
+                    (*args, digest, holder),
+                )
+                with conn.cursor(row_factory=dict_row) as cur:
+                    row = cur.execute(self._RUN_KEY_SELECT, args).fetchone()  # type: ignore[call-overload]
+            assert row is not None
+            return RunKey(**row)
+
+        # A retry after a lost commit reads its own reservation back (the holder says so).
+        return self._call(reserve)
+
+    def get_run_key(self, owner: str, key: str) -> RunKey | None:
+        def read(conn: psycopg.Connection) -> RunKey | None:
+            with conn.cursor(row_factory=dict_row) as cur:
+                row = cur.execute(self._RUN_KEY_SELECT, (pg_text(owner), pg_text(key))).fetchone()  # type: ignore[call-overload]
+            return RunKey(**row) if row else None
+
+        return self._call(read)
+
+    def settle_run_key(self, owner: str, key: str, *, holder: str, run_id: str | None) -> None:
+        """Name the run of a reserved key; `run_id` None gives the key back (nothing ran)."""
+        args = (pg_text(owner), pg_text(key), holder)
+
+        def write(conn: psycopg.Connection) -> None:
+            if run_id is None:
+                conn.execute(
+                    "DELETE FROM run_keys WHERE owner = %s AND key = %s AND holder = %s "
+                    "AND run_id IS NULL",
+                    args,
+                )
+            else:
+                conn.execute(
+                    "UPDATE run_keys SET run_id = %s WHERE owner = %s AND key = %s AND holder = %s",
+                    (run_id, *args),
+                )
+
+        self._call(write)
 
     # ------------------------------------------------------------------ approvals
     @contextmanager

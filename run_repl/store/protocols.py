@@ -20,7 +20,7 @@ from typing import Protocol, runtime_checkable
 
 from ..sandbox.result_store import ResultStore
 from ..sandbox.runner import ContinuationStore
-from .records import Applied, Claim, PendingApproval, Queued, ResumeReport, RunRecord
+from .records import Applied, Claim, PendingApproval, Queued, ResumeReport, RunKey, RunRecord
 
 ValueStore = ResultStore  # the engine's protocol: put_items, get_items, get_chunks
 # ContinuationStore is the engine's too: consume_continuation(digest, expires_at) -> bool.
@@ -37,6 +37,27 @@ class RunHistory(Protocol):
         carry a preview envelope (`partial`) when the stored one is large."""
 
     def get_run(self, run_id: str) -> RunRecord | None: ...
+
+    def owner_of_run(self, run_id: str) -> str | None:
+        """The principal that owns run `run_id` (None: nobody, or no such run)."""
+
+    def owner_of_ref(self, ref: str) -> str | None:
+        """The principal that owns the run whose value (or logs) `ref` holds."""
+
+
+@runtime_checkable
+class RunKeys(Protocol):
+    """The `run` tool's idempotency keys: a retry with a key finds the first call's run."""
+
+    def reserve_run_key(
+        self, owner: str, key: str, digest: str, *, holder: str, max_age_s: float
+    ) -> RunKey:
+        """The key's row: new, with `holder`, unless one younger than `max_age_s` exists."""
+
+    def get_run_key(self, owner: str, key: str) -> RunKey | None: ...
+
+    def settle_run_key(self, owner: str, key: str, *, holder: str, run_id: str | None) -> None:
+        """Name the reserved key's run, or (`run_id` None) give back a key whose run never ran."""
 
 
 @runtime_checkable
@@ -60,6 +81,7 @@ class ApprovalStore(Protocol):
         decided_by: str,
         ttl_s: float,
         waiting: bool = False,
+        decided_via: str | None = None,
     ) -> Claim | Queued | Applied: ...
 
     def start_batch(self, claim: Claim) -> None: ...
@@ -75,7 +97,7 @@ class ApprovalStore(Protocol):
 
 
 @runtime_checkable
-class Store(ResultStore, RunHistory, ApprovalStore, ContinuationStore, Protocol):
+class Store(ResultStore, RunHistory, RunKeys, ApprovalStore, ContinuationStore, Protocol):
     """Everything the front ends keep: values, history, approvals, spent continuations."""
 
     location: str
@@ -84,4 +106,4 @@ class Store(ResultStore, RunHistory, ApprovalStore, ContinuationStore, Protocol)
     def close(self) -> None: ...
 
 
-__all__ = ["ApprovalStore", "ContinuationStore", "RunHistory", "Store", "ValueStore"]
+__all__ = ["ApprovalStore", "ContinuationStore", "RunHistory", "RunKeys", "Store", "ValueStore"]

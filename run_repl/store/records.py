@@ -87,6 +87,9 @@ class RunRecord(BaseModel):
     resumed_from: str | None = None
     partial: bool = False
     envelope_cut: bool = False
+    owner: str | None = None
+    """The MCP principal whose call made it (a resumed run: its first run's); None
+    for a person's own runs (the CLI, the IDE, stdio)."""
 
     @property
     def title(self) -> str:
@@ -116,7 +119,8 @@ class PendingApproval(BaseModel):
     created_at: float = Field(default_factory=time.time)
     # The decision, once a person made it (it may wait for the batch: queued).
     decision: Decision | None = None
-    decided_by: str | None = None
+    decided_by: str | None = None  # who: the person, or the authenticated principal
+    decided_via: str | None = None  # the channel their answer came through (an MCP client)
     decided_at: float | None = None
     decision_id: str | None = None  # the flow that recorded it (a claim id)
     # The claim of the resume that carries it out.
@@ -131,6 +135,7 @@ class PendingApproval(BaseModel):
     outcome: CallOutcome | None = None  # of the approved call, when it ran
     outcome_code: str | None = None
     note: str | None = None  # why it is where it is, in a sentence
+    owner: str | None = None  # the MCP principal whose run asked (RunRecord.owner)
 
     @model_validator(mode="after")
     def _batch_of_continuation(self) -> PendingApproval:
@@ -178,6 +183,21 @@ def as_read(approval: PendingApproval, now: float | None = None) -> PendingAppro
     ):
         approval.status = "pending"
     return approval
+
+
+class RunKey(BaseModel):
+    """An idempotency key of the `run` tool: the first call with it reserves it
+    (`holder`), and names its run once the run is kept (`run_id`); a retry with
+    the same key (same owner) reads it instead of running again. `age_s`: how
+    long ago it was reserved, by the store's clock."""
+
+    owner: str
+    key: str
+    digest: str  # of the snippet's source: the same key for another snippet is refused
+    holder: str
+    run_id: str | None = None
+    created_at: float = 0.0
+    age_s: float = 0.0
 
 
 class Claim(BaseModel):
@@ -275,6 +295,7 @@ __all__ = [
     "PendingApproval",
     "Queued",
     "ResumeReport",
+    "RunKey",
     "RunRecord",
     "as_decision",
     "as_read",

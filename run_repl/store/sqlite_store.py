@@ -44,6 +44,7 @@ from .json_budget import dumps, fit_envelope
 from .records import (
     FINAL_STATUSES,
     PendingApproval,
+    RunKey,
     RunRecord,
     as_read,
     contains_pattern,
@@ -185,7 +186,31 @@ def _v4(db: sqlite3.Connection) -> None:
     db.execute("INSERT INTO approval_changes VALUES (1, 0)")
 
 
-MIGRATIONS: dict[int, Callable[[sqlite3.Connection], None]] = {1: _v1, 2: _v2, 3: _v3, 4: _v4}
+def _v5(db: sqlite3.Connection) -> None:
+    """Who owns a run and an approval (an MCP principal), the channel of a decision
+    beside its decider, and the `run` tool's idempotency keys."""
+    db.execute("ALTER TABLE runs ADD COLUMN owner TEXT")
+    db.execute("ALTER TABLE approvals ADD COLUMN owner TEXT")
+    db.execute("ALTER TABLE approvals ADD COLUMN decided_via TEXT")
+    _script(
+        db,
+        """
+    CREATE TABLE run_keys (
+        owner TEXT NOT NULL, key TEXT NOT NULL, digest TEXT NOT NULL, holder TEXT NOT NULL,
+        run_id TEXT, created_at REAL NOT NULL, PRIMARY KEY (owner, key)
+    ) WITHOUT ROWID;
+    CREATE INDEX run_keys_created ON run_keys (created_at);
+    """,
+    )
+
+
+MIGRATIONS: dict[int, Callable[[sqlite3.Connection], None]] = {
+    1: _v1,
+    2: _v2,
+    3: _v3,
+    4: _v4,
+    5: _v5,
+}
 SCHEMA_VERSION = max(MIGRATIONS)
 
 
@@ -230,7 +255,7 @@ _APPROVAL_UPDATE = (
 )
 _RUN_LISTED = (
     "id, started_at, duration_ms, status, source, host, error_code, value_ref, logs_ref, "
-    "resumed_from, envelope_cut, COALESCE(preview, envelope) AS envelope, "
+    "resumed_from, envelope_cut, owner, COALESCE(preview, envelope) AS envelope, "
     "preview IS NOT NULL AS partial"
 )
 
@@ -553,6 +578,7 @@ class SqliteStore(ApprovalClaims):
             "envelope": text,
             "preview": preview,
             "envelope_cut": int(cut or run.envelope_cut),
+            "owner": _text(run.owner) if run.owner is not None else None,
             "bytes": len(text) + len(source) + len(preview or ""),
         }
         with self._tx() as db:
@@ -596,6 +622,62 @@ class SqliteStore(ApprovalClaims):
             lambda db: db.execute("SELECT * FROM runs WHERE id = ?", (run_id,)).fetchone()
         )
         return _run(row) if row else None
+
+    def owner_of_run(self, run_id: str) -> str | None:
+        row = self._read(
+            lambda db: db.execute("SELECT owner FROM runs WHERE id = ?", (run_id,)).fetchone()
+        )
+        return row[0] if row else None
+
+    def owner_of_ref(self, ref: str) -> str | None:
+        row = self._read(
+            lambda db: db.execute(
+                "SELECT r.owner FROM results v JOIN runs r ON r.id = v.run_id WHERE v.ref = ?",
+                (ref,),
+            ).fetchone()
+        )
+        return row[0] if row else None
+
+    # ------------------------------------------------------------------ idempotency keys
+    def reserve_run_key(
+        self, owner: str, key: str, digest: str, *, holder: str, max_age_s: float
+    ) -> RunKey:
+        now = time.time()
+        with self._tx(durable=True) as db:
+            db.execute("DELETE FROM run_keys WHERE created_at < ?", (now - max_age_s,))
+            db.execute(
+                "INSERT OR IGNORE INTO run_keys (owner, key, digest, holder, run_id, created_at) "
+                "VALUES (?, ?, ?, ?, NULL, ?)",
+                (_text(owner), _text(key), digest, holder, now),
+            )
+            row = db.execute(
+                "SELECT * FROM run_keys WHERE owner = ? AND key = ?", (_text(owner), _text(key))
+            ).fetchone()
+        return RunKey(**dict(row), age_s=max(0.0, now - row["created_at"]))
+
+    def get_run_key(self, owner: str, key: str) -> RunKey | None:
+        now = time.time()
+        row = self._read(
+            lambda db: db.execute(
+                "SELECT * FROM run_keys WHERE owner = ? AND key = ?", (_text(owner), _text(key))
+            ).fetchone()
+        )
+        return RunKey(**dict(row), age_s=max(0.0, now - row["created_at"])) if row else None
+
+    def settle_run_key(self, owner: str, key: str, *, holder: str, run_id: str | None) -> None:
+        """Name the run of a reserved key; `run_id` None gives the key back (nothing ran)."""
+        with self._tx(durable=True) as db:
+            if run_id is None:
+                db.execute(
+                    "DELETE FROM run_keys WHERE owner = ? AND key = ? AND holder = ? "
+                    "AND run_id IS NULL",
+                    (_text(owner), _text(key), holder),
+                )
+            else:
+                db.execute(
+                    "UPDATE run_keys SET run_id = ? WHERE owner = ? AND key = ? AND holder = ?",
+                    (run_id, _text(owner), _text(key), holder),
+                )
 
     # ------------------------------------------------------------------ approvals
     @contextmanager

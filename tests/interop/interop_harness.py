@@ -163,7 +163,7 @@ class Principal:
     token: str
 
     def server_env(self) -> dict[str, str]:
-        return {"RUN_REPL_MCP_TOKEN": self.token}
+        return {"RUN_REPL_MCP_TOKEN": self.token, "RUN_REPL_MCP_PRINCIPAL": self.name}
 
     def headers(self) -> dict[str, str]:
         return {"Authorization": f"Bearer {self.token}"}

@@ -8,7 +8,7 @@ from pathlib import Path
 
 from mcp_harness import text_of
 from test_mcp_approvals import published
-from test_mcp_client_approval import Person, decided_by, run_asking
+from test_mcp_client_approval import Person, decided_by, decided_via, run_asking
 
 
 def deciders(data: Path, names: str) -> None:
@@ -22,8 +22,12 @@ async def test_a_person_the_policy_names_decides_through_the_client(data: Path) 
     _, result = await run_asking(data, Person("approve"))
     assert result.structured_content["status"] == "ok", result.structured_content
     assert published(data)
-    [who] = decided_by(data)
-    assert who is not None and who.startswith("tester (via ")  # the audit keeps the channel
+    # Who decided is the person (the settings' name); the channel is kept beside it.
+    assert decided_by(data) == ["tester"]
+    [via] = decided_via(data)
+    assert (
+        via is not None and via.startswith("MCP client ") and via.endswith(" over stdio")
+    )  # the audit keeps the channel
 
 
 async def test_a_refused_decision_is_said_and_nothing_is_recorded(data: Path) -> None:

@@ -46,6 +46,14 @@ def decided_by(data: Path) -> list[str | None]:
         store.close()
 
 
+def decided_via(data: Path) -> list[str | None]:
+    store = SqliteStore(data / "run-repl.sqlite3")
+    try:
+        return [a.decided_via for a in store.list_approvals(status=None)]
+    finally:
+        store.close()
+
+
 async def run_asking(
     data: Path, person: Person, *args: str, mode: str = "legacy"
 ) -> tuple[Server, Any]:
@@ -68,8 +76,10 @@ async def test_the_clients_user_approves_and_the_run_finishes(data: Path) -> Non
     assert 'Publish draft draft_01 ("Spring pricing update")?' in question
     assert "Call: documents.publish, 1 argument" in question and '"draft_01"' in question
     assert "documents.listDrafts()" in question
-    [who] = decided_by(data)
-    assert who is not None and who.startswith("tester (via ")
+    # Who decided is the person (the settings' name); the channel is kept beside it.
+    assert decided_by(data) == ["tester"]
+    [via] = decided_via(data)
+    assert via is not None and via.startswith("MCP client ") and via.endswith(" over stdio")
 
 
 async def test_declining_denies_and_the_snippet_hears_it(data: Path) -> None:

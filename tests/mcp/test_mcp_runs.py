@@ -14,7 +14,8 @@ from typing import Any
 
 import anyio
 import pytest
-from mcp import Client
+from http_servers import TOKEN
+from http_servers import client as http_client
 from mcp_harness import GATE_HOST, environment, mcp_server, text_of
 
 from run_repl.cli import main
@@ -168,7 +169,7 @@ def start_http(
         stdout=subprocess.PIPE,
         stderr=subprocess.PIPE,
         text=True,
-        env=environment(data, gate),
+        env={**environment(data, gate), "RUN_REPL_MCP_TOKEN": TOKEN},
     )
     assert process.stderr is not None
     for line in process.stderr:
@@ -188,7 +189,7 @@ def close_pipes(process: subprocess.Popen[str]) -> None:
 async def test_the_same_tools_over_streamable_http(data: Path) -> None:
     process, url = start_http(data)
     try:
-        async with Client(url) as client:
+        async with http_client(url, mode="auto") as client:
             tools = await client.list_tools()
             result = await client.call_tool(
                 "run", {"code": "const [a] = await crm.listAccounts(1); a.id"}
@@ -206,20 +207,24 @@ async def test_the_same_tools_over_streamable_http(data: Path) -> None:
 
 
 HTTP_CLIENT = """
-import anyio, sys
+import anyio, httpx2, sys
 from mcp import Client
+from mcp.client.streamable_http import streamable_http_client
 
-async def main(url):
-    async with Client(url) as client:
+async def main(url, token):
+    http = httpx2.AsyncClient(headers={"Authorization": "Bearer " + token})
+    async with http, Client(streamable_http_client(url, http_client=http)) as client:
         await client.call_tool("run", {"code": 'await gate.wait("h")'})
 
-anyio.run(main, sys.argv[1])
+anyio.run(main, *sys.argv[1:])
 """
 
 
 async def test_an_http_client_that_disconnects_mid_run_cancels_it(data: Path, gate: Path) -> None:
     process, url = start_http(data, "--host", GATE_HOST, gate=gate)
-    client = subprocess.Popen([sys.executable, "-c", HTTP_CLIENT, url], stderr=subprocess.DEVNULL)
+    client = subprocess.Popen(
+        [sys.executable, "-c", HTTP_CLIENT, url, TOKEN], stderr=subprocess.DEVNULL
+    )
     try:
         await until(lambda: (gate / "entered-h").exists())
         client.send_signal(signal.SIGKILL)
@@ -234,7 +239,10 @@ async def test_an_http_client_that_disconnects_mid_run_cancels_it(data: Path, ga
         close_pipes(process)
 
 
-def test_http_says_when_its_port_is_taken(data: Path, capsys: pytest.CaptureFixture[str]) -> None:
+def test_http_says_when_its_port_is_taken(
+    data: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setenv("RUN_REPL_MCP_TOKEN", TOKEN)
     with socket.socket() as taken:  # another program listens there
         taken.bind(("127.0.0.1", 0))
         taken.listen()

@@ -90,6 +90,7 @@ def test_a_fresh_schema_is_made_at_the_current_version(postgres_spec: str) -> No
         "consumed_continuations",
         "result_chunks",
         "results",
+        "run_keys",
         "runs",
         "schema_version",
     ]
@@ -115,7 +116,30 @@ def test_migration_1_into_a_schema_an_administrator_made(postgres_spec: str) -> 
     store.close()
 
 
-TESTED = {1: test_migration_1_into_a_schema_an_administrator_made}
+def test_migration_2_from_1_keeps_runs_and_approvals_ownerless(postgres_spec: str) -> None:
+    schema = schema_of(postgres_spec)
+    with admin() as conn:
+        migrate(conn, schema, "the test store", target=1)
+    with admin() as conn:
+        conn.execute(
+            sql.SQL(
+                "INSERT INTO {}.runs (id, started_at, duration_ms, status, source, host, "
+                "envelope, bytes) VALUES ('run_1', 1, 1, 'ok', 'src', 'demo', '{{}}', 2)"
+            ).format(sql.Identifier(schema))
+        )
+    store = open_spec(postgres_spec)
+    assert store.get_run("run_1") is not None and store.owner_of_run("run_1") is None
+    store.add_approvals([approval("int_1")])
+    assert store.get_approval("int_1").owner is None
+    key = store.reserve_run_key("alice", "k1", "d", holder="h", max_age_s=60)
+    assert key.holder == "h" and key.run_id is None and key.age_s < 60
+    store.close()
+
+
+TESTED = {
+    1: test_migration_1_into_a_schema_an_administrator_made,
+    2: test_migration_2_from_1_keeps_runs_and_approvals_ownerless,
+}
 
 
 def test_every_migration_has_a_test_from_the_version_before() -> None:

@@ -136,10 +136,28 @@ def test_migration_4_from_3_counts_approval_changes(tmp_path: Path) -> None:
     store.close()
 
 
+def test_migration_5_from_4_keeps_runs_and_approvals_ownerless(tmp_path: Path) -> None:
+    db = at_version(tmp_path / "s.sqlite3", 1)
+    v1_rows(db)
+    sq.migrate(db, target=4)
+    sq.migrate(db, target=5)
+    db.close()
+    store = SqliteStore(tmp_path / "s.sqlite3")
+    # What was there belongs to nobody (a person's own): no MCP principal sees it.
+    assert store.get_run("run_1").owner is None
+    assert store.owner_of_ref("res_0000000000000001") is None
+    pending = store.get_approval("int_p")
+    assert pending.owner is None and pending.decided_via is None
+    key = store.reserve_run_key("alice", "k1", "d", holder="h", max_age_s=60)
+    assert key.holder == "h" and key.run_id is None
+    store.close()
+
+
 TESTED = {
     2: test_migration_2_from_1_keeps_approvals_and_makes_old_claims_stuck,
     3: test_migration_3_from_2_sizes_the_history_and_cuts_what_is_over_budget,
     4: test_migration_4_from_3_counts_approval_changes,
+    5: test_migration_5_from_4_keeps_runs_and_approvals_ownerless,
 }
 
 

@@ -1,0 +1,44 @@
+"""A principal pages its own value at once, while the store is still writing it behind:
+the owner check must not read "not written yet" as "not yours"."""
+
+from __future__ import annotations
+
+import threading
+from pathlib import Path
+from typing import Any
+
+import pytest
+from mcp import Client
+
+from run_repl.mcp.server import RunReplMcp
+from run_repl.workspace import open_workspace
+
+BIG = "return Array.from({length: 300}, (_, n) => ({n}))"
+
+
+async def test_a_principal_pages_its_value_while_it_is_being_written(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setenv("RUN_REPL_CONFIG_DIR", str(tmp_path / "config"))
+    with open_workspace(None, data_dir_override=str(tmp_path / "data")) as ws:
+        written = threading.Event()
+        real = ws.store.put_items
+
+        def held(item: Any) -> None:
+            written.wait(30)  # the writer thread is slow: the reply goes out first
+            real(item)
+
+        monkeypatch.setattr(ws.store, "put_items", held)
+        app = RunReplMcp(ws)
+        monkeypatch.setattr(app, "principal", lambda ctx: "alice")
+        try:
+            async with Client(app.build()) as client:
+                big = await client.call_tool("run", {"code": BIG})
+                ref = big.structured_content["value_ref"]
+                page = await client.call_tool(
+                    "expand_result", {"value_ref": ref, "offset": 10, "limit": 3}
+                )
+        finally:
+            written.set()
+    assert not page.is_error, page.structured_content
+    assert page.structured_content["items"] == [{"n": 10}, {"n": 11}, {"n": 12}]

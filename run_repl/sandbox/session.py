@@ -13,6 +13,7 @@ from __future__ import annotations
 import asyncio
 import inspect
 import json
+import math
 import secrets
 import signal
 import time
@@ -791,7 +792,10 @@ class RunSession:
         `_send_answer`."""
         if self.replay.hold(answer):
             return False
-        clock = self.guest_clock()
+        # Whole milliseconds, kept in the ledger exactly as sent: a replay gives the
+        # guest this same number, so `Date.now()` after this call reads the same in
+        # every round (a fraction would not survive the token's rounding).
+        clock = float(math.floor(self.guest_clock()))
         if answer.entry is not None:
             answer.entry.elapsed_ms = clock
             self.settle_order.append(answer.seq)

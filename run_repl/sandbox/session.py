@@ -66,6 +66,9 @@ class _Unrecorded:
     started_at_ms: float
 
 
+# How long a cancelled run waits for its cancelled async host calls to end.
+CANCEL_WAIT_S = 0.05
+
 LogCallback = Callable[[LogLine], Any]
 CallCallback = Callable[[CallRecord], Any]
 OutcomeKind = Literal["done", "fail", "interrupted"]
@@ -145,6 +148,7 @@ class RunSession:
         self.channel: WorkerChannel | None = None
         self.final: asyncio.Future[SessionOutcome] | None = None
         self.ended_by_us = False
+        self.aborted = False  # cancelled by the caller: calls in flight get no grace
         self.worker_start_ms: float | None = None
         self.value_chunks: list[str] = []
         self.host_errors: dict[int, HostErrorInfo] = {}
@@ -223,7 +227,10 @@ class RunSession:
                 watcher.cancel()
             self._end_worker()
         if self.tasks:
-            await self._settle_calls(stopped=self.ended_by_us or outcome.kind == "fail")
+            if self.aborted:
+                await self._stop_calls()
+            else:
+                await self._settle_calls(stopped=self.ended_by_us or outcome.kind == "fail")
         return self._complete(outcome)
 
     def _job(self) -> dict[str, Any]:
@@ -296,8 +303,31 @@ class RunSession:
             f"still running {self.limits.host_call_grace_ms:,} ms after the run ended"
         )
 
+    async def _stop_calls(self) -> None:
+        """The run was cancelled with host calls still running: it answers now, with
+        no grace. Async calls are cancelled the Python way (their task gets
+        CancelledError; one that catches it may still finish, and its end is
+        recorded); a sync call on its thread cannot be stopped: it is left
+        `settled: false`, and its real end reaches on_call when it comes."""
+        self.cancelled.set()
+        stoppable = [
+            task
+            for seq, task in self.tasks.items()
+            if not task.done() and seq not in self.host_calls.on_threads
+        ]
+        for task in stoppable:
+            task.cancel()
+        if stoppable:
+            # A cancelled task ends in a turn or two of the loop; one that ignores
+            # the cancellation is not waited for.
+            wait = min(self.limits.host_call_grace_ms / 1000, CANCEL_WAIT_S)
+            await asyncio.wait(stoppable, timeout=wait)
+        self._abandon_calls("the run was cancelled while it ran")
+
     def _abandon_calls(self, why: str) -> None:
-        """Calls still running: their outcome is unknown (`settled: false`), never a failure."""
+        """Calls still running: their outcome is unknown (`settled: false`), never a failure.
+        An async one is cancelled; a sync one on its thread runs on, and its end,
+        when it comes, is recorded and reaches on_call (see _finish_record)."""
         for seq, task in self.tasks.items():
             if task.done():
                 continue
@@ -307,7 +337,8 @@ class RunSession:
                 record.error_message = f"{why}: whether it took effect is unknown"
                 record.duration_ms = round(self.elapsed_ms() - record.started_at_ms, 3)
                 self._emit_call(record)
-            task.cancel()  # an async host function stops here; a sync one cannot be stopped
+            if seq not in self.host_calls.on_threads:
+                task.cancel()  # an async host function stops here
 
     def _end_worker(self) -> WorkerProcess | None:
         channel = self.channel
@@ -337,7 +368,8 @@ class RunSession:
         )
 
     def _on_cancel(self, task: asyncio.Task[Any]) -> None:
-        if not task.cancelled():
+        if not task.cancelled() and self.final is not None and not self.final.done():
+            self.aborted = True
             self._end(ErrorCode.RUN_ABORTED, "The run was cancelled.")
 
     def _on_garbled(self, exc: Exception) -> None:
@@ -663,6 +695,9 @@ class RunSession:
             except HandleProblem as problem:
                 poll = self._finish_live(entry, failed(problem.code, problem.message))
                 return
+            except asyncio.CancelledError:
+                self._record_cancelled(entry.seq)
+                raise
             if outcome.interrupted:
                 entry.by_policy = outcome.by_policy or entry.by_policy
                 self._on_interrupt(ctx, self._record(entry.seq), entry, outcome.payload)
@@ -676,6 +711,22 @@ class RunSession:
                 self._record(entry.seq)
             if poll:  # only now: the guest's next call finds this one ended and counted out
                 self._poll_next()
+
+    def _record_cancelled(self, seq: int) -> None:
+        """A live call's task was cancelled (the run was cancelled): it stopped."""
+        record = self.calls.get(seq)
+        if record is None and seq in self.unrecorded:
+            record = self._record(seq)
+        if record is None or record.ok is not None or record.settled is not None:
+            return  # given up on already (its record says so) or ended
+        if record.decision == "pending":
+            return  # waiting for a decision, not running
+        self._finish_record(
+            record,
+            ok=False,
+            error_code=ErrorCode.RUN_ABORTED,
+            message="cancelled with the run (its task got CancelledError)",
+        )
 
     def _refused_by_guard(self, record: CallRecord, why: str) -> None:
         if record.ok is None:
@@ -750,6 +801,11 @@ class RunSession:
         started: float | None = None,
         result_text: str | None = None,
     ) -> None:
+        if record.settled is False:
+            # The run gave up on this call, and now it has ended: the audit (and
+            # on_call, even after the run returned) says how.
+            record.settled = True
+            record.error_message = None
         record.ok = ok
         if started is not None:
             record.duration_ms = round((time.perf_counter() - started) * 1000, 3)

@@ -158,6 +158,11 @@ class RunSession:
                 self.handles.labels.update(recorded.handles)
             self.handles.next_id = max(self.handles.labels, default=0) + 1
         self.running = 0  # host calls being served live
+        # What the worker has sent, counted here too: its runtime refuses calls past
+        # the limits, but a worker whose QuickJS broke would not (see _past_limits).
+        self.calls_received = 0
+        self.answers_sent = 0
+        self.argument_bytes = 0
         self.t0 = 0.0
 
     @property
@@ -401,8 +406,9 @@ class RunSession:
     # ------------------------------------------------------------ messages
     def _on_message(self, message: frames.WorkerMessage) -> None:
         match message:
-            case frames.HostCall(seq, path, wire):
-                self._on_host_call(seq, path, wire)
+            case frames.HostCall(seq, path, wire, nbytes):
+                if not self._past_limits(seq, path, wire, nbytes):
+                    self._on_host_call(seq, path, wire)
             case frames.RefusedCall(seq, path, code, text):
                 self._on_refused(seq, path, code, text)
             case frames.LogBatch(lines):
@@ -511,6 +517,54 @@ class RunSession:
         )
         self.calls[seq] = record
         self._emit_call(record)
+
+    def _past_limits(self, seq: int, path: str, wire: str, nbytes: int) -> bool:
+        """Whether this call breaks a limit the guest runtime enforces; if so the run
+        ends here, nothing of the call runs, and the audit says why. A worker
+        that follows its runtime never gets here: the guest refuses such calls
+        itself (a catchable error) and never sends them."""
+        limits = self.limits
+        self.calls_received += 1
+        self.argument_bytes += nbytes
+        code, why = ErrorCode.RUN_BRIDGE_LIMIT, None
+        if seq in self.ledger or seq in self.calls or seq in self.unrecorded:
+            code, why = ErrorCode.RUN_WORKER_CRASHED, f"sent host call #{seq} twice"
+        elif self.calls_received > limits.max_host_calls or seq > limits.max_host_calls:
+            why = f"sent more than max_host_calls ({limits.max_host_calls:,}) host calls"
+        elif self.calls_received - self.answers_sent > limits.max_host_calls_in_flight:
+            why = (
+                f"had more than max_host_calls_in_flight ({limits.max_host_calls_in_flight:,}) "
+                "host calls at once"
+            )
+        elif nbytes > limits.max_host_argument_bytes:
+            code = ErrorCode.RUN_ARGUMENT_TOO_LARGE
+            why = (
+                f"sent {path}() {nbytes:,} bytes of arguments, over max_host_argument_bytes "
+                f"({limits.max_host_argument_bytes:,})"
+            )
+        elif self.argument_bytes > limits.max_host_argument_bytes_per_run:
+            code = ErrorCode.RUN_ARGUMENT_TOO_LARGE
+            why = (
+                f"sent more than max_host_argument_bytes_per_run "
+                f"({limits.max_host_argument_bytes_per_run:,}) bytes of arguments"
+            )
+        if why is None:
+            return False
+        if seq not in self.calls and seq not in self.unrecorded:
+            record = self._new_record(
+                seq, path, wire[: PREVIEW_TEXT_LIMIT + 1], None, self.elapsed_ms()
+            )
+            self._emit_call(record)
+            self._finish_record(
+                record, ok=False, error_code=code, message=f"not run: the sandbox {why}"
+            )
+        self._end(
+            code,
+            f"The sandbox {why}, past what its own runtime allows: it misbehaved, so the run "
+            f"was stopped, and {path}() was not run.",
+            path=path,
+        )
+        return True
 
     def _on_host_call(self, seq: int, path: str, wire: str) -> None:
         try:
@@ -864,6 +918,7 @@ class RunSession:
         if channel is None or not channel.is_open:
             return False
         data = frames.settle_frame(answer.seq, answer.ok, answer.mode, answer.body, clock)
+        self.answers_sent += 1
         lone = self.running <= 1
         if lone and not channel.frames_left:
             # The guest waits on this answer alone: it goes now (after any waiting

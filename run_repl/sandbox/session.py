@@ -68,6 +68,13 @@ class _Unrecorded:
 
 # How long a cancelled run waits for its cancelled async host calls to end.
 CANCEL_WAIT_S = 0.05
+# A worker starts in milliseconds; one that has not said so by a deadline this long
+# did not start (under a shorter deadline, a busy machine may be the reason).
+NEVER_STARTED_MS = 1000
+WORKER_STALLED_HINT = (
+    "Run again: a fresh sandbox process starts. If this repeats, look at the machine "
+    "(a stopped or starved run-repl process, or no processes left)."
+)
 
 LogCallback = Callable[[LogLine], Any]
 CallCallback = Callable[[CallRecord], Any]
@@ -366,6 +373,22 @@ class RunSession:
         self._resolve(failure(code, message, **extra))
 
     def _on_timeout(self) -> None:
+        worker = self.worker
+        why = worker.stalled() if worker is not None else None
+        started = self.worker_start_ms is not None
+        if why is None and not started and self.limits.timeout_ms >= NEVER_STARTED_MS:
+            why = f"it never answered in the run's {self.limits.timeout_ms:,} ms"
+        if why is not None:
+            # Not a slow snippet: the sandbox process could not run it (stopped,
+            # starved, or its template stuck). The pool replaces a stuck template.
+            if started:
+                message = f"The sandbox process stopped responding: {why}. " + (
+                    "The calls listed did happen." if self.calls else "No host call ran."
+                )
+            else:
+                message = f"The sandbox process did not start: {why}. Nothing of the snippet ran."
+            self._end(ErrorCode.RUN_WORKER_CRASHED, message, hint=WORKER_STALLED_HINT)
+            return
         self._end(
             ErrorCode.RUN_TIMEOUT,
             f"The run passed its deadline of {self.limits.timeout_ms:,} ms and was stopped.",

@@ -28,7 +28,7 @@ from .paths import data_dir
 from .present.approvals import SessionApprovals, approve_command, default_data_dir_flag
 from .sandbox.continuation import SecretTooShort, as_secret, load_or_create_secret
 from .sandbox.limits import MIB
-from .sandbox.result import RunResult
+from .sandbox.result import CallRecord, RunResult
 from .sandbox.runner import Runner, create_runner
 from .store import MemoryStore, Store, open_store
 from .store.approval_flow import decide, record_run, save_interrupted
@@ -53,10 +53,32 @@ class Workspace:
 
     async def run(self, source: str, **kwargs: Any) -> RunResult:
         """Run a snippet against the host; keep it in the history, and its approvals."""
+        returned: list[RunResult] = []
+        their_on_call = kwargs.get("on_call")
+
+        def on_call(call: CallRecord) -> Any:
+            if returned and call.settled is True:
+                # A call the run gave up on (cancelled while a sync function ran) has
+                # ended since: the history says how. Its record in the result is the same.
+                asyncio.get_running_loop().create_task(
+                    asyncio.to_thread(self.remember_late, returned[0], source)
+                )
+            return their_on_call(call) if their_on_call is not None else None
+
+        kwargs["on_call"] = on_call
         result = await self.runner.run(source, self.host.functions, **kwargs)
+        returned.append(result)
         # Off the event loop: a team store may wait for a lost connection to come back.
         await asyncio.to_thread(self.remember, result, source)
         return result
+
+    def remember_late(self, result: RunResult, source: str) -> None:
+        try:
+            record_run(self.store, result, source=source, host=self.host.name)
+        except Exception as exc:
+            self.warnings.append(
+                f"could not record a late call end in {self.store.location}: {exc}"
+            )
 
     def remember(self, result: RunResult, source: str, owner: str | None = None) -> None:
         """Keep `result` in the history and its approvals in the store; `owner`: the

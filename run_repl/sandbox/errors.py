@@ -194,6 +194,9 @@ def next_actions(code: ErrorCode | str, **details: Any) -> list[dict[str, Any]]:
                 **path,
                 did_you_mean=list(details.get("did_you_mean") or []),
             )
+        case ErrorCode.RUN_WORKER_CRASHED if details.get("hint"):
+            # The sandbox process never started or stopped answering: the engine says why.
+            return [{"type": _RUN_AGAIN, "why": details["hint"]}]
         case ErrorCode.RUN_BUSY:
             return [
                 {

@@ -134,6 +134,7 @@ class HostCall:
     seq: int
     path: str
     wire: str  # mode + JSON text of the arguments
+    nbytes: int = 0  # of the JSON text, as UTF-8 (what the argument limits count)
 
 
 @dataclass(frozen=True, slots=True)
@@ -196,7 +197,10 @@ def decode(kind: int, payload: bytes) -> WorkerMessage:
             seq, path_len = CALL.unpack_from(payload)
             start = CALL.size
             return HostCall(
-                seq, payload[start : start + path_len].decode(), _text(payload[start + path_len :])
+                seq,
+                payload[start : start + path_len].decode(),
+                _text(payload[start + path_len :]),
+                len(payload) - start - path_len - 1,  # less the wire's mode
             )
         case Kind.REFUSED_CALL:
             seq, path_len = CALL.unpack_from(payload)

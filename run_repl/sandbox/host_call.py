@@ -322,6 +322,9 @@ class HostCallRunner:
         self.sync_slots = asyncio.Semaphore(max_sync_in_flight)
         self.guard_task: asyncio.Task[None] | None = None
         self.executed = 0  # host functions invoked live
+        # Calls (by seq) whose sync function is running on a host thread now: a
+        # cancel cannot stop those, only wait for word of their end.
+        self.on_threads: set[int] = set()
         self.sync_wait_s = SYNC_WAIT_S  # 0 while sync calls take long (see _invoke)
 
     async def run(
@@ -463,9 +466,11 @@ class HostCallRunner:
             # of this run can go on meanwhile; calls made together run side by side.
             wait_s = self.sync_wait_s if lone else 0.0
             future, took = _on_a_thread(self.loop, fn.fn, ctx.args, wait_s)
+            self.on_threads.add(ctx.request_index)
             try:
                 result = await future
             finally:
+                self.on_threads.discard(ctx.request_index)
                 self.sync_wait_s = SYNC_WAIT_S if took[0] < SYNC_WAIT_S / 2 else 0.0
         if inspect.isawaitable(result):
             result = await result

@@ -17,7 +17,8 @@ class Limits(BaseModel):
     |---------------------------------|----------|--------------------------------------------|
     | timeout_ms                      | 30 000   | RUN_TIMEOUT (wall clock, whole run)        |
     | host_call_grace_ms              | 5 000    | a call still running this long after the   |
-    |                                 |          | run stopped is `settled: false`            |
+    |                                 |          | deadline is `settled: false` (a cancel     |
+    |                                 |          | does not wait: async calls are cancelled)  |
     | memory_bytes                    | 64 MiB   | RUN_MEMORY_EXCEEDED                        |
     | stack_bytes                     | 1 MiB    | a catchable RangeError in the guest        |
     | max_source_bytes                | 256 KiB  | RUN_SOURCE_TOO_LARGE                       |

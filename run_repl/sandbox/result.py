@@ -53,8 +53,10 @@ class CallRecord(_Envelope):
     error_message: str | None = None
     replayed: bool = False
     decision: Literal["approved", "denied", "refused", "pending"] | None = None
-    # False: the run ended (timeout, cancel, crash) and the call was still running after
-    # the grace period, so whether its effect happened is unknown. Never "failed".
+    # False: the run ended (timeout, crash: after the grace period; cancel: at once) and
+    # the call was still running, so whether its effect happened is unknown. Never
+    # "failed". True: it was False, and the call has ended since (`ok` says how); on_call
+    # hears of that end even after the run returned.
     settled: bool | None = None
     # The interruption this call is (or was) waiting on: set in the run that paused,
     # and in the resumed run that answers it.

@@ -13,6 +13,7 @@ from __future__ import annotations
 import asyncio
 import inspect
 import json
+import math
 import secrets
 import signal
 import time
@@ -64,6 +65,16 @@ class _Unrecorded:
     args: list[Any]
     started_at_ms: float
 
+
+# How long a cancelled run waits for its cancelled async host calls to end.
+CANCEL_WAIT_S = 0.05
+# A worker starts in milliseconds; one that has not said so by a deadline this long
+# did not start (under a shorter deadline, a busy machine may be the reason).
+NEVER_STARTED_MS = 1000
+WORKER_STALLED_HINT = (
+    "Run again: a fresh sandbox process starts. If this repeats, look at the machine "
+    "(a stopped or starved run-repl process, or no processes left)."
+)
 
 LogCallback = Callable[[LogLine], Any]
 CallCallback = Callable[[CallRecord], Any]
@@ -144,6 +155,7 @@ class RunSession:
         self.channel: WorkerChannel | None = None
         self.final: asyncio.Future[SessionOutcome] | None = None
         self.ended_by_us = False
+        self.aborted = False  # cancelled by the caller: calls in flight get no grace
         self.worker_start_ms: float | None = None
         self.value_chunks: list[str] = []
         self.host_errors: dict[int, HostErrorInfo] = {}
@@ -153,6 +165,11 @@ class RunSession:
                 self.handles.labels.update(recorded.handles)
             self.handles.next_id = max(self.handles.labels, default=0) + 1
         self.running = 0  # host calls being served live
+        # What the worker has sent, counted here too: its runtime refuses calls past
+        # the limits, but a worker whose QuickJS broke would not (see _past_limits).
+        self.calls_received = 0
+        self.answers_sent = 0
+        self.argument_bytes = 0
         self.t0 = 0.0
 
     @property
@@ -222,7 +239,10 @@ class RunSession:
                 watcher.cancel()
             self._end_worker()
         if self.tasks:
-            await self._settle_calls(stopped=self.ended_by_us or outcome.kind == "fail")
+            if self.aborted:
+                await self._stop_calls()
+            else:
+                await self._settle_calls(stopped=self.ended_by_us or outcome.kind == "fail")
         return self._complete(outcome)
 
     def _job(self) -> dict[str, Any]:
@@ -295,8 +315,31 @@ class RunSession:
             f"still running {self.limits.host_call_grace_ms:,} ms after the run ended"
         )
 
+    async def _stop_calls(self) -> None:
+        """The run was cancelled with host calls still running: it answers now, with
+        no grace. Async calls are cancelled the Python way (their task gets
+        CancelledError; one that catches it may still finish, and its end is
+        recorded); a sync call on its thread cannot be stopped: it is left
+        `settled: false`, and its real end reaches on_call when it comes."""
+        self.cancelled.set()
+        stoppable = [
+            task
+            for seq, task in self.tasks.items()
+            if not task.done() and seq not in self.host_calls.on_threads
+        ]
+        for task in stoppable:
+            task.cancel()
+        if stoppable:
+            # A cancelled task ends in a turn or two of the loop; one that ignores
+            # the cancellation is not waited for.
+            wait = min(self.limits.host_call_grace_ms / 1000, CANCEL_WAIT_S)
+            await asyncio.wait(stoppable, timeout=wait)
+        self._abandon_calls("the run was cancelled while it ran")
+
     def _abandon_calls(self, why: str) -> None:
-        """Calls still running: their outcome is unknown (`settled: false`), never a failure."""
+        """Calls still running: their outcome is unknown (`settled: false`), never a failure.
+        An async one is cancelled; a sync one on its thread runs on, and its end,
+        when it comes, is recorded and reaches on_call (see _finish_record)."""
         for seq, task in self.tasks.items():
             if task.done():
                 continue
@@ -306,7 +349,8 @@ class RunSession:
                 record.error_message = f"{why}: whether it took effect is unknown"
                 record.duration_ms = round(self.elapsed_ms() - record.started_at_ms, 3)
                 self._emit_call(record)
-            task.cancel()  # an async host function stops here; a sync one cannot be stopped
+            if seq not in self.host_calls.on_threads:
+                task.cancel()  # an async host function stops here
 
     def _end_worker(self) -> WorkerProcess | None:
         channel = self.channel
@@ -329,6 +373,22 @@ class RunSession:
         self._resolve(failure(code, message, **extra))
 
     def _on_timeout(self) -> None:
+        worker = self.worker
+        why = worker.stalled() if worker is not None else None
+        started = self.worker_start_ms is not None
+        if why is None and not started and self.limits.timeout_ms >= NEVER_STARTED_MS:
+            why = f"it never answered in the run's {self.limits.timeout_ms:,} ms"
+        if why is not None:
+            # Not a slow snippet: the sandbox process could not run it (stopped,
+            # starved, or its template stuck). The pool replaces a stuck template.
+            if started:
+                message = f"The sandbox process stopped responding: {why}. " + (
+                    "The calls listed did happen." if self.calls else "No host call ran."
+                )
+            else:
+                message = f"The sandbox process did not start: {why}. Nothing of the snippet ran."
+            self._end(ErrorCode.RUN_WORKER_CRASHED, message, hint=WORKER_STALLED_HINT)
+            return
         self._end(
             ErrorCode.RUN_TIMEOUT,
             f"The run passed its deadline of {self.limits.timeout_ms:,} ms and was stopped.",
@@ -336,7 +396,8 @@ class RunSession:
         )
 
     def _on_cancel(self, task: asyncio.Task[Any]) -> None:
-        if not task.cancelled():
+        if not task.cancelled() and self.final is not None and not self.final.done():
+            self.aborted = True
             self._end(ErrorCode.RUN_ABORTED, "The run was cancelled.")
 
     def _on_garbled(self, exc: Exception) -> None:
@@ -368,8 +429,9 @@ class RunSession:
     # ------------------------------------------------------------ messages
     def _on_message(self, message: frames.WorkerMessage) -> None:
         match message:
-            case frames.HostCall(seq, path, wire):
-                self._on_host_call(seq, path, wire)
+            case frames.HostCall(seq, path, wire, nbytes):
+                if not self._past_limits(seq, path, wire, nbytes):
+                    self._on_host_call(seq, path, wire)
             case frames.RefusedCall(seq, path, code, text):
                 self._on_refused(seq, path, code, text)
             case frames.LogBatch(lines):
@@ -478,6 +540,54 @@ class RunSession:
         )
         self.calls[seq] = record
         self._emit_call(record)
+
+    def _past_limits(self, seq: int, path: str, wire: str, nbytes: int) -> bool:
+        """Whether this call breaks a limit the guest runtime enforces; if so the run
+        ends here, nothing of the call runs, and the audit says why. A worker
+        that follows its runtime never gets here: the guest refuses such calls
+        itself (a catchable error) and never sends them."""
+        limits = self.limits
+        self.calls_received += 1
+        self.argument_bytes += nbytes
+        code, why = ErrorCode.RUN_BRIDGE_LIMIT, None
+        if seq in self.ledger or seq in self.calls or seq in self.unrecorded:
+            code, why = ErrorCode.RUN_WORKER_CRASHED, f"sent host call #{seq} twice"
+        elif self.calls_received > limits.max_host_calls or seq > limits.max_host_calls:
+            why = f"sent more than max_host_calls ({limits.max_host_calls:,}) host calls"
+        elif self.calls_received - self.answers_sent > limits.max_host_calls_in_flight:
+            why = (
+                f"had more than max_host_calls_in_flight ({limits.max_host_calls_in_flight:,}) "
+                "host calls at once"
+            )
+        elif nbytes > limits.max_host_argument_bytes:
+            code = ErrorCode.RUN_ARGUMENT_TOO_LARGE
+            why = (
+                f"sent {path}() {nbytes:,} bytes of arguments, over max_host_argument_bytes "
+                f"({limits.max_host_argument_bytes:,})"
+            )
+        elif self.argument_bytes > limits.max_host_argument_bytes_per_run:
+            code = ErrorCode.RUN_ARGUMENT_TOO_LARGE
+            why = (
+                f"sent more than max_host_argument_bytes_per_run "
+                f"({limits.max_host_argument_bytes_per_run:,}) bytes of arguments"
+            )
+        if why is None:
+            return False
+        if seq not in self.calls and seq not in self.unrecorded:
+            record = self._new_record(
+                seq, path, wire[: PREVIEW_TEXT_LIMIT + 1], None, self.elapsed_ms()
+            )
+            self._emit_call(record)
+            self._finish_record(
+                record, ok=False, error_code=code, message=f"not run: the sandbox {why}"
+            )
+        self._end(
+            code,
+            f"The sandbox {why}, past what its own runtime allows: it misbehaved, so the run "
+            f"was stopped, and {path}() was not run.",
+            path=path,
+        )
+        return True
 
     def _on_host_call(self, seq: int, path: str, wire: str) -> None:
         try:
@@ -662,6 +772,9 @@ class RunSession:
             except HandleProblem as problem:
                 poll = self._finish_live(entry, failed(problem.code, problem.message))
                 return
+            except asyncio.CancelledError:
+                self._record_cancelled(entry.seq)
+                raise
             if outcome.interrupted:
                 entry.by_policy = outcome.by_policy or entry.by_policy
                 self._on_interrupt(ctx, self._record(entry.seq), entry, outcome.payload)
@@ -676,6 +789,22 @@ class RunSession:
                 self._record(entry.seq)
             if poll:  # only now: the guest's next call finds this one ended and counted out
                 self._poll_next()
+
+    def _record_cancelled(self, seq: int) -> None:
+        """A live call's task was cancelled (the run was cancelled): it stopped."""
+        record = self.calls.get(seq)
+        if record is None and seq in self.unrecorded:
+            record = self._record(seq)
+        if record is None or record.ok is not None or record.settled is not None:
+            return  # given up on already (its record says so) or ended
+        if record.decision == "pending":
+            return  # waiting for a decision, not running
+        self._finish_record(
+            record,
+            ok=False,
+            error_code=ErrorCode.RUN_ABORTED,
+            message="cancelled with the run (its task got CancelledError)",
+        )
 
     def _refused_by_guard(self, record: CallRecord, why: str) -> None:
         if record.ok is None:
@@ -750,6 +879,11 @@ class RunSession:
         started: float | None = None,
         result_text: str | None = None,
     ) -> None:
+        if record.settled is False:
+            # The run gave up on this call, and now it has ended: the audit (and
+            # on_call, even after the run returned) says how.
+            record.settled = True
+            record.error_message = None
         record.ok = ok
         if started is not None:
             record.duration_ms = round((time.perf_counter() - started) * 1000, 3)
@@ -792,7 +926,10 @@ class RunSession:
         `_send_answer`."""
         if self.replay.hold(answer):
             return False
-        clock = self.guest_clock()
+        # Whole milliseconds, kept in the ledger exactly as sent: a replay gives the
+        # guest this same number, so `Date.now()` after this call reads the same in
+        # every round (a fraction would not survive the token's rounding).
+        clock = float(math.floor(self.guest_clock()))
         if answer.entry is not None:
             answer.entry.elapsed_ms = clock
             self.settle_order.append(answer.seq)
@@ -805,6 +942,7 @@ class RunSession:
         if channel is None or not channel.is_open:
             return False
         data = frames.settle_frame(answer.seq, answer.ok, answer.mode, answer.body, clock)
+        self.answers_sent += 1
         lone = self.running <= 1
         if lone and not channel.frames_left:
             # The guest waits on this answer alone: it goes now (after any waiting

@@ -37,6 +37,9 @@ TEMPLATE_SCRIPT = Path(__file__).with_name("template.py")
 SANDBOX_DIR = str(Path(__file__).parent)
 LOST = -int(signal.SIGKILL)  # how a child ends when its template dies (PR_SET_PDEATHSIG)
 TEMPLATE_START_FAILURES = 2  # then the pool falls back to spawning workers
+# A fork takes about a millisecond: a template that has not forked a worker asked
+# of it this long ago is not answering (it is replaced).
+FORK_STALL_S = 10.0
 
 
 def _module_dirs() -> list[str]:
@@ -96,6 +99,19 @@ def default_mode() -> WorkerMode:
     return "fork" if fork_available() else "spawn"
 
 
+def process_stopped(pid: int) -> bool:
+    """Whether the process is stopped (SIGSTOP, or stopped by a tracer): Linux's
+    /proc; False where it cannot tell."""
+    try:
+        with open(f"/proc/{pid}/stat", "rb") as fh:
+            data = fh.read()
+    except OSError:
+        return False
+    # The state follows the command name, whose parentheses may hold anything.
+    end = data.rfind(b")")
+    return end >= 0 and data[end + 2 : end + 3] in (b"T", b"t")
+
+
 # ---------------------------------------------------------------------- workers
 
 
@@ -124,6 +140,11 @@ class WorkerProcess:
     def exit_status(self) -> int | None:
         """The exit code (negative: the signal), waiting briefly for the process to end."""
         raise NotImplementedError
+
+    def stalled(self) -> str | None:
+        """Why this worker cannot answer though it has not ended (it, or the
+        template that should start it, is stopped or not answering), or None."""
+        return None
 
 
 class SpawnedWorker(WorkerProcess):
@@ -165,6 +186,11 @@ class SpawnedWorker(WorkerProcess):
             return self.proc.wait(timeout=0.5)
         except subprocess.TimeoutExpired:
             return None
+
+    def stalled(self) -> str | None:
+        if self.proc.poll() is None and process_stopped(self.proc.pid):
+            return "the sandbox process is stopped (SIGSTOP?)"
+        return None
 
 
 class _Latch:
@@ -284,6 +310,22 @@ class ForkedWorker(WorkerProcess):
         self._exited.wait(0.5)
         return self.returncode
 
+    @property
+    def forked(self) -> bool:
+        """Whether the template has said this worker's pid (it has started)."""
+        return bool(self._pid) or self.returncode is not None
+
+    def stalled(self) -> str | None:
+        if self.returncode is not None:
+            return None  # ended: its end is reported as such
+        if self._pid:
+            return (
+                "the sandbox process is stopped (SIGSTOP?)" if process_stopped(self._pid) else None
+            )
+        if self.template.dead:
+            return None
+        return self.template.stalled()
+
 
 # ---------------------------------------------------------------------- the template
 
@@ -354,6 +396,24 @@ class TemplateProcess:
             os.close(child_in)
             os.close(child_out)
         return worker
+
+    def stalled(self) -> str | None:
+        """Why this template cannot start workers though it runs, or None."""
+        if process_stopped(self.pid):
+            return "its template process is stopped (SIGSTOP?), so it was never started"
+        with self._lock:
+            oldest = min((w.started_at for w in self._requests.values()), default=None)
+        if oldest is not None and time.perf_counter() - oldest > FORK_STALL_S:
+            return f"its template process has not started it in {FORK_STALL_S:g} s"
+        return None
+
+    def kill(self) -> None:
+        """End a template that cannot serve (a stopped process takes SIGKILL too);
+        its children end with it, and its reader thread reaps it."""
+        try:
+            self.proc.kill()
+        except OSError:
+            pass
 
     def _read(self) -> None:
         inbox = bytearray()
@@ -502,6 +562,7 @@ class WorkerPool:
         self._options = _test_options
         self.mode: WorkerMode = mode or default_mode()
         self.fallback_reason: str | None = None  # why a fork pool spawns instead
+        self.replaced_reason: str | None = None  # why the last template was replaced
         self._ready: list[WorkerProcess] = []
         self._lock = threading.Lock()
         self._wanted = threading.Condition(self._lock)
@@ -539,6 +600,16 @@ class WorkerPool:
             return None  # it could not start: the pool spawns from now on
         while self._ready and not self._ready[0].alive():
             self._ready.pop(0).close()
+        spare = self._ready[0] if self._ready else None
+        if not isinstance(spare, ForkedWorker) or not spare.forked:
+            # The worker to hand out is not started yet: it is the template's to start.
+            # A stopped (or stuck) template never will; one that works takes a millisecond.
+            why = template.stalled()
+            if why is not None:
+                self._replace_template(template, why)
+                template = self._live_template()
+                if template is None:
+                    return None
         worker = self._ready.pop(0) if self._ready else self._fork(template)
         try:
             while len(self._ready) < self.spares:
@@ -546,6 +617,17 @@ class WorkerPool:
         except RuntimeError:
             pass  # the template just died: the next take starts another
         return worker
+
+    def _replace_template(self, template: TemplateProcess, why: str) -> None:
+        """A template that runs but cannot serve: it goes (with its spares, and the
+        workers it had started), and the next take starts another."""
+        self.replaced_reason = why
+        template.kill()
+        for spare in self._ready:
+            spare.close()
+        self._ready = []
+        if self._template is template:
+            self._template = None
 
     def _fork(self, template: TemplateProcess) -> ForkedWorker:
         worker = template.fork()

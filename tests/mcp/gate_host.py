@@ -2,9 +2,11 @@
 
 `gate.wait(name)` marks `entered-NAME` in the gate directory (RUN_REPL_TEST_GATE),
 holding the server's pid, then waits until a file named `open` is there. If its
-run is stopped meanwhile it sees `context.cancelled`, as a host function should,
-marks `cancelled-NAME` and stops. So a test knows, without timing anything, that
-a run is in flight, holds it there as long as it likes, and sees it stopped.
+run is stopped meanwhile it sees `context.cancelled` (a deadline: the call gets the
+grace to finish) or its task is cancelled (a cancel: CancelledError, at once), as a
+host function should; either way it marks `cancelled-NAME` and stops. So a test
+knows, without timing anything, that a run is in flight, holds it there as long as
+it likes, and sees it stopped.
 """
 
 import asyncio
@@ -21,11 +23,15 @@ async def wait(name: str) -> str:
     """Wait at the gate until the test opens it; returns `name`."""
     cancelled = get_host_function_context().cancelled
     (GATE / f"entered-{name}").write_text(str(os.getpid()))
-    while not (GATE / "open").exists():
-        if cancelled.is_set():
-            (GATE / f"cancelled-{name}").touch()
-            return "stopped"
-        await asyncio.sleep(0.01)
+    try:
+        while not (GATE / "open").exists():
+            if cancelled.is_set():
+                (GATE / f"cancelled-{name}").touch()
+                return "stopped"
+            await asyncio.sleep(0.01)
+    except asyncio.CancelledError:
+        (GATE / f"cancelled-{name}").touch()
+        raise
     return name
 
 

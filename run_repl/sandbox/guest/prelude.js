@@ -1035,8 +1035,9 @@ function collectPaths(prefix, tree) {
 
 // ---------------------------------------------------------------- clock and randomness
 // Date and Math.random replay exactly: the seed and the clock's start travel
-// in the continuation, and the clock moves only when a host call settles.
-function now() { return config.clockMs + clockElapsed; }
+// in the continuation, and the clock moves only when a host call settles, to
+// the whole millisecond the parent recorded for that settle.
+function now() { return mathFloor(config.clockMs + clockElapsed); }
 
 let rngState = [0x9e3779b9, 0x243f6a88, 0xb7e15162, 0x12345678];
 function rngNext() {

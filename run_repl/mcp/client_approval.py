@@ -22,7 +22,7 @@ from typing import Any
 import mcp_types as types
 from mcp.server.context import ServerRequestContext
 
-from ..present.approvals import argument_lines
+from ..present.approvals import argument_lines, message_fragments
 from ..present.sanitize import safe
 from ..present.styled import plain
 from ..store import ApprovalConflict, ApprovalRefused, PendingApproval, StoreError
@@ -64,7 +64,7 @@ def question(approval: PendingApproval) -> str:
     lines = [
         "run-repl: an AI agent's snippet wants to make a call that needs your approval.",
         "",
-        safe(approval.message),
+        safe(plain(message_fragments(approval.message))),  # one line, whatever it embeds
         "",
         f"Call: {approval.path}, {len(args)} argument{'s' if len(args) != 1 else ''}:",
     ]

@@ -1,4 +1,6 @@
-"""Where run-repl keeps its files: the data and config directories.
+"""Where run-repl keeps its files (the data and config directories), and whose
+they must be: `check_private_dir`, `check_private_file` and `open_private`
+refuse a data directory, secret or store another user controls (NotPrivate).
 
 Shared by the engine (its continuation secret) and the front ends (the store,
 the config), so it sits above both and imports neither."""
@@ -6,6 +8,7 @@ the config), so it sits above both and imports neither."""
 from __future__ import annotations
 
 import os
+import shlex
 import stat
 from pathlib import Path
 
@@ -41,6 +44,10 @@ def _trusted_owner(uid: int) -> bool:
     return not hasattr(os, "getuid") or uid in (os.getuid(), 0)
 
 
+def _q(path: str | Path) -> str:
+    return shlex.quote(str(path))  # the commands are said to be pasted into a shell
+
+
 def _owner_name(uid: int) -> str:
     try:
         import pwd
@@ -65,7 +72,8 @@ def check_private_dir(path: Path) -> None:
         raise NotPrivate(
             f"the data directory {path} is writable by others (mode "
             f"{stat.S_IMODE(info.st_mode):o}): they could replace its secret and its store. "
-            f"`chmod go-w {path}` (run-repl makes its own 0700), or use another --data-dir."
+            f"`chmod go-w {_q(path)}` (run-repl makes its own 0700), or use another one (--data-dir, "
+            "RUN_REPL_DATA_DIR)."
         )
 
 
@@ -76,14 +84,16 @@ def check_private_file(info: os.stat_result, path: Path, *, secret: bool) -> Non
         raise NotPrivate(
             f"{path} is a symbolic link: run-repl does not follow links for its own files "
             f"(they could lead to another user's file). Replace it with the file itself, or "
-            f"`rm {path}` to have a new one made."
+            f"`rm {_q(path)}` to have a new one made."
         )
     if not stat.S_ISREG(info.st_mode):
-        raise NotPrivate(f"{path} is not a regular file: move it away (`mv {path} {path}.old`).")
+        raise NotPrivate(
+            f"{path} is not a regular file: move it away (`mv {_q(path)} {_q(str(path) + '.old')}`)."
+        )
     if not _trusted_owner(info.st_uid):
         raise NotPrivate(
             f"{path} is owned by {_owner_name(info.st_uid)}, not by you: run-repl will not "
-            f"use (or chmod) another user's file. Check it, then `rm {path}` to have a new "
+            f"use (or chmod) another user's file. Check it, then `rm {_q(path)}` to have a new "
             "one made (approvals it holds or signed are lost), or `chown` it to yourself if "
             "you trust it."
         )
@@ -96,7 +106,7 @@ def check_private_file(info: os.stat_result, path: Path, *, secret: bool) -> Non
             else ""
         )
         raise NotPrivate(
-            f"{path} is {what} (mode {stat.S_IMODE(info.st_mode):o}): `chmod 600 {path}`.{after}"
+            f"{path} is {what} (mode {stat.S_IMODE(info.st_mode):o}): `chmod 600 {_q(path)}`.{after}"
         )
 
 

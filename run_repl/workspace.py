@@ -6,8 +6,9 @@
 
 The CLI, the line REPL and the IDE open one of these; closing it (the `with`
 block does) flushes the runner. A data directory that cannot work (a file, a
-place that cannot be created or written) is a WorkspaceError with one line
-that says what to do, raised before anything else is opened.
+place that cannot be created or written, one another user owns or can write, a
+secret or store in it that is a link or not the user's own) is a WorkspaceError
+with one line that says what to do, raised before anything else is opened.
 """
 
 from __future__ import annotations

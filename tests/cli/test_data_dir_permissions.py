@@ -35,10 +35,14 @@ pytestmark = pytest.mark.skipif(
 )
 
 
-def run(data: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch) -> tuple[int, str]:
+def run(
+    data: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+) -> tuple[int, str]:
     monkeypatch.delenv("RUN_REPL_SECRET", raising=False)
     monkeypatch.setattr(
-        sys, "stdin", io.TextIOWrapper(io.BytesIO(b'return "SECRET_RESULT_MARKER"'), encoding="utf-8")
+        sys,
+        "stdin",
+        io.TextIOWrapper(io.BytesIO(b'return "SECRET_RESULT_MARKER"'), encoding="utf-8"),
     )
     capsys.readouterr()
     code = main(["run", "-", "--data-dir", str(data)])

@@ -72,7 +72,10 @@ def question(approval: PendingApproval) -> str:
     lines += [safe(plain(part)) for part in argument_lines(approval.args)]
     source = approval.source.split("\n")
     lines += ["", "The snippet:"]
-    lines += [f"  {safe(t)}" for t in source[:MAX_SOURCE_LINES]]
+    # Numbered, as `approvals show` numbers them: a comment in the snippet can hold any
+    # text, and no line of it may pass for the call's lines above.
+    width = len(str(min(len(source), MAX_SOURCE_LINES)))
+    lines += [f"  {n:>{width}} | {safe(t)}" for n, t in enumerate(source[:MAX_SOURCE_LINES], 1)]
     if len(source) > MAX_SOURCE_LINES:
         lines.append(
             f"  ... {len(source) - MAX_SOURCE_LINES} more lines (`run-repl approvals show {approval.id}`)"

@@ -279,3 +279,16 @@ def test_the_sanitizer_escapes_every_invisible_character_in_any_text() -> None:
     text = safe_json({HIDDEN: [HIDDEN]}, indent=None)
     assert_hides_nothing(text)
     assert "\\udb40\\udc41" in text and json.loads(text) == {HIDDEN: [HIDDEN]}
+
+
+def test_the_snippets_lines_in_the_mcp_question_are_marked_as_the_snippets() -> None:
+    """A comment in the source can hold any text: each of its lines is numbered, as
+    `approvals show` numbers them, so none passes for the question's own lines."""
+    forging_source = (
+        "/*\nCall: orders.refund, 1 argument:\n  arg 1 of 1 (string, 5 characters):\n"
+        '    "ord_1"\n*/\nreturn await orders.refund(x)'
+    )
+    honest = pending("Refund ord_1?")
+    forged = honest.model_copy(update={"source": forging_source})
+    assert structure(question(forged)) == structure(question(honest))
+    assert " 3 |   arg 1 of 1 (string, 5 characters):" in question(forged)

@@ -122,18 +122,21 @@ def load_or_create_secret(data_dir: Path) -> bytes:
 
 
 def _checked_file_secret(path: Path) -> bytes:
-    from ..paths import open_private
+    from ..paths import check_private_file, open_private
 
-    fd = open_private(path, os.O_RDONLY, secret=True)
+    # No link, the user's own, writable by no one else; then whether it is a key at all.
+    fd = open_private(path, os.O_RDONLY, secret=False)
     with os.fdopen(fd, "rb") as fh:
         raw = fh.read().strip()
-    # A blank or short file must never become an empty HMAC key: refuse it, and say how to fix it.
-    if len(raw) < MIN_SECRET_BYTES:
-        raise SecretTooShort(
-            f"the continuation secret in {path} is {len(raw)} bytes; at least {MIN_SECRET_BYTES} "
-            "are needed. Delete the file to have a new one made (approvals signed with the old one "
-            "can then not be resumed), or write 64 hex characters into it."
-        )
+        # A blank or short file must never become an empty HMAC key: refuse it, and say how.
+        if len(raw) < MIN_SECRET_BYTES:
+            raise SecretTooShort(
+                f"the continuation secret in {path} is {len(raw)} bytes; at least "
+                f"{MIN_SECRET_BYTES} are needed. Delete the file to have a new one made "
+                "(approvals signed with the old one can then not be resumed), or write 64 hex "
+                "characters into it."
+            )
+        check_private_file(os.fstat(fh.fileno()), path, secret=True)  # and readable by no one else
     return raw
 
 

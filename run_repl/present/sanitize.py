@@ -36,18 +36,30 @@ import json
 import re
 from typing import Any
 
-INVISIBLE = (
-    # Default_Ignorable_Code_Point (Unicode's DerivedCoreProperties), whole.
+_INVISIBLE_BMP = (
+    # Default_Ignorable_Code_Point (Unicode's DerivedCoreProperties) below U+10000...
     "\u00ad\u034f\u061c\u115f\u1160\u17b4\u17b5\u180b-\u180f\u200b-\u200f\u202a-\u202e"
-    "\u2060-\u206f\u3164\ufe00-\ufe0f\ufeff\uffa0\ufff0-\ufff8\U0001bca0-\U0001bca3"
-    "\U0001d173-\U0001d17a\U000e0000-\U000e0fff"
-    # The other format characters (Cf), and the line and paragraph separators.
-    "\u0600-\u0605\u06dd\u070f\u0890\u0891\u08e2\ufff9-\ufffb\U000110bd\U000110cd"
-    "\U00013430-\U0001345f\u2028\u2029"
+    "\u2060-\u206f\u3164\ufe00-\ufe0f\ufeff\uffa0\ufff0-\ufff8"
+    # ... the other format characters (Cf), and the line and paragraph separators.
+    "\u0600-\u0605\u06dd\u070f\u0890\u0891\u08e2\ufff9-\ufffb\u2028\u2029"
 )
+_INVISIBLE_ASTRAL = (  # the same beyond U+FFFF: tags, variation selectors 17-256, ...
+    "\U0001bca0-\U0001bca3\U0001d173-\U0001d17a\U000e0000-\U000e0fff"
+    "\U000110bd\U000110cd\U00013430-\U0001345f"
+)
+INVISIBLE = _INVISIBLE_BMP + _INVISIBLE_ASTRAL
 """A character class (without brackets) of the characters a reader cannot see."""
 
-UNSAFE = re.compile(f"[\x00-\x08\x0b-\x1f\x7f-\x9f\ud800-\udfff{INVISIBLE}]")
+_CONTROLS = "\x00-\x08\x0b-\x1f\x7f-\x9f\ud800-\udfff"
+UNSAFE = re.compile(f"[{_CONTROLS}{INVISIBLE}]")
+"""Every character `safe` escapes."""
+
+# The same, fast: `re` tests a class of characters below U+10000 by a bitmap, and one
+# with ranges beyond by each range in turn (a 4 MB log took 4 times as long). Text
+# rarely holds a character beyond U+FFFF: only then is the second class tried.
+_UNSAFE_BMP = re.compile(f"[{_CONTROLS}{_INVISIBLE_BMP}]")
+_ANY_ASTRAL = re.compile("[\U00010000-\U0010ffff]")
+_UNSAFE_ASTRAL = re.compile(f"[{_INVISIBLE_ASTRAL}]")
 
 
 def escape(char: str) -> str:
@@ -64,12 +76,18 @@ def _escape(match: re.Match[str]) -> str:
 
 
 def safe(text: str) -> str:
-    """`text` with every character a terminal could act on shown as `\\uXXXX`."""
-    return UNSAFE.sub(_escape, text)
+    """`text` with every character a terminal could act on, or a reader could not see,
+    shown as `\\uXXXX`."""
+    text = _UNSAFE_BMP.sub(_escape, text)
+    if not text.isascii() and _ANY_ASTRAL.search(text):
+        text = _UNSAFE_ASTRAL.sub(_escape, text)
+    return text
 
 
 def is_safe(text: str) -> bool:
-    return UNSAFE.search(text) is None
+    if _UNSAFE_BMP.search(text):
+        return False
+    return text.isascii() or not (_ANY_ASTRAL.search(text) and _UNSAFE_ASTRAL.search(text))
 
 
 def safe_json(value: Any, *, indent: int | None = 2, default: Any = None) -> str:
@@ -81,5 +99,4 @@ def safe_json(value: Any, *, indent: int | None = 2, default: Any = None) -> str
     Outside strings JSON is plain ASCII, and inside them a backslash is always
     written as `\\\\`, so a raw character found in the text is never part of an
     escape: replacing it with its escape keeps the document's meaning."""
-    text = json.dumps(value, indent=indent, ensure_ascii=False, default=default)
-    return UNSAFE.sub(_escape, text)
+    return safe(json.dumps(value, indent=indent, ensure_ascii=False, default=default))

@@ -21,6 +21,8 @@ from collections.abc import Callable
 from pathlib import Path
 
 import pytest
+from hypothesis import given
+from hypothesis import strategies as st
 from prompt_toolkit.data_structures import Size
 from prompt_toolkit.input import create_pipe_input
 from prompt_toolkit.output.vt100 import Vt100_Output
@@ -292,3 +294,12 @@ def test_the_snippets_lines_in_the_mcp_question_are_marked_as_the_snippets() -> 
     forged = honest.model_copy(update={"source": forging_source})
     assert structure(question(forged)) == structure(question(honest))
     assert " 3 |   arg 1 of 1 (string, 5 characters):" in question(forged)
+
+
+@given(st.text(alphabet=st.characters() | st.sampled_from([*INVISIBLE, "\U0001f44d", "\x1b"])))
+def test_the_fast_sanitizer_is_the_one_rule(text: str) -> None:
+    """`safe` scans twice for speed; what it escapes is exactly `UNSAFE`, the one rule."""
+    from run_repl.present.sanitize import UNSAFE, escape, is_safe, safe
+
+    assert safe(text) == UNSAFE.sub(lambda m: escape(m.group()), text)
+    assert is_safe(text) == (UNSAFE.search(text) is None)

@@ -19,6 +19,8 @@ from collections.abc import Iterator
 from contextlib import contextmanager, suppress
 from pathlib import Path
 
+from .paths import check_private_dir, check_private_file, open_private
+
 PRIVATE_FILE = 0o600
 PRIVATE_DIR = 0o700
 
@@ -96,18 +98,29 @@ def make_private_dir(path: Path) -> None:
             os.chmod(made, PRIVATE_DIR)
 
 
+SIDE_FILES = ("-wal", "-shm", "-journal")
+"""The files SQLite keeps beside a database: they hold its latest writes."""
+
+
 def ensure_private_file(path: Path) -> None:
-    """Make `path` exist as a 0600 file before SQLite opens it (its -wal and
-    -shm files take the same mode); tighten an existing one we own."""
+    """Make `path` exist as a 0600 file of the user's own before SQLite opens it
+    (its -wal and -shm files take the same mode), in a directory no one else can
+    write. A file that is a symbolic link, another user's, or writable by others
+    (or such a side file) is refused with NotPrivate saying what to fix; one of
+    ours that others can only read is tightened."""
+    check_private_dir(path.parent)
+    for suffix in SIDE_FILES:
+        side = path.with_name(path.name + suffix)
+        try:
+            check_private_file(os.lstat(side), side, secret=False)
+        except FileNotFoundError:
+            pass
+    fd = open_private(path, os.O_RDWR | os.O_CREAT, secret=False, create_mode=PRIVATE_FILE)
     try:
-        fd = os.open(path, os.O_RDWR | os.O_CREAT, PRIVATE_FILE)
-    except IsADirectoryError:
-        raise
-    else:
+        if os.fstat(fd).st_mode & 0o077:
+            os.fchmod(fd, PRIVATE_FILE)  # ours (just checked): tightened, not refused
+    finally:
         os.close(fd)
-    with suppress(OSError):
-        if os.stat(path).st_mode & 0o077:
-            os.chmod(path, PRIVATE_FILE)
 
 
 def move_aside(path: Path, why: str = "corrupt") -> Path:
@@ -119,7 +132,7 @@ def move_aside(path: Path, why: str = "corrupt") -> Path:
         n += 1
         target = path.with_name(f"{path.name}.{why}-{stamp}-{n}")
     os.replace(path, target)
-    for suffix in ("-wal", "-shm", "-journal"):
+    for suffix in SIDE_FILES:
         side = path.with_name(path.name + suffix)
         if side.exists():
             with suppress(OSError):
@@ -130,6 +143,7 @@ def move_aside(path: Path, why: str = "corrupt") -> Path:
 __all__ = [
     "PRIVATE_DIR",
     "PRIVATE_FILE",
+    "SIDE_FILES",
     "ensure_private_file",
     "is_busy",
     "is_damaged",

@@ -6,13 +6,15 @@
 
 The CLI, the line REPL and the IDE open one of these; closing it (the `with`
 block does) flushes the runner. A data directory that cannot work (a file, a
-place that cannot be created or written) is a WorkspaceError with one line
-that says what to do, raised before anything else is opened.
+place that cannot be created or written, one another user owns or can write, a
+secret or store in it that is a link or not the user's own) is a WorkspaceError
+with one line that says what to do, raised before anything else is opened.
 """
 
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import os
 import secrets
 import shlex
@@ -24,13 +26,14 @@ from typing import Any
 
 from .config import Settings, config_path, load_settings
 from .host.loader import LoadedHost, load_host
-from .paths import data_dir
+from .paths import NotPrivate, check_private_dir, check_private_file, data_dir
 from .present.approvals import SessionApprovals, approve_command, default_data_dir_flag
-from .sandbox.continuation import SecretTooShort, as_secret, load_or_create_secret
+from .sandbox.continuation import SECRET_FILE, SecretTooShort, as_secret, load_or_create_secret
 from .sandbox.limits import MIB
 from .sandbox.result import CallRecord, RunResult
 from .sandbox.runner import Runner, create_runner
-from .store import MemoryStore, Store, open_store
+from .sqlite_files import SIDE_FILES
+from .store import STORE_FILE, MemoryStore, Store, open_store
 from .store.approval_flow import decide, record_run, save_interrupted
 
 
@@ -164,6 +167,15 @@ def prepare_data_dir(directory: Path) -> None:
             f"cannot create the data directory {directory} ({exc.strerror or exc}): {fix}."
         ) from None
     try:
+        check_private_dir(directory)
+        # Files someone else may have put there before it was private are refused too.
+        for name in (SECRET_FILE, *(STORE_FILE + s for s in ("", *SIDE_FILES))):
+            with contextlib.suppress(FileNotFoundError):
+                path = directory / name
+                check_private_file(os.lstat(path), path, secret=name == SECRET_FILE)
+    except NotPrivate as exc:
+        raise WorkspaceError(str(exc)) from None
+    try:
         with tempfile.TemporaryFile(dir=directory):
             pass
     except OSError as exc:
@@ -262,6 +274,8 @@ def _secret(directory: Path, warnings: list[str]) -> bytes:
     except SecretTooShort as exc:
         where = "RUN_REPL_SECRET" if os.environ.get("RUN_REPL_SECRET") else str(directory)
         raise WorkspaceError(f"{where}: {exc}") from None
+    except NotPrivate as exc:  # before OSError: another user's key is refused, not worked around
+        raise WorkspaceError(str(exc)) from None
     except OSError as exc:
         warnings.append(
             f"cannot keep the continuation secret in {directory} ({exc}): using one for this process only, "

@@ -24,6 +24,7 @@ from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
 from typing import Any, Literal
 
+from ..present.sanitize import safe
 from ..sandbox.result import RunResult
 from ..store import PendingApproval, Store
 from ..store.approval_flow import describe_state, wait_for_approvals_change
@@ -175,7 +176,7 @@ def call_text(approval: PendingApproval) -> str:
     text = ", ".join(json.dumps(a, ensure_ascii=False, default=str) for a in args)
     if len(text) > 200:
         text = text[:199] + "…"
-    return f"{approval.path}({text})"
+    return safe(f"{approval.path}({text})")  # the arguments' invisible characters as escapes
 
 
 def waiting_message(state: Standing, approve_command: Callable[[str], str]) -> str:

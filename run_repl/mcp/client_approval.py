@@ -30,7 +30,7 @@ from typing import Any
 import mcp_types as types
 from mcp.server.context import ServerRequestContext
 
-from ..present.approvals import argument_lines
+from ..present.approvals import argument_lines, message_fragments
 from ..present.sanitize import safe
 from ..present.styled import plain
 from ..store import ApprovalConflict, ApprovalRefused, Deciders, PendingApproval, StoreError
@@ -72,7 +72,7 @@ def question(approval: PendingApproval) -> str:
     lines = [
         "run-repl: an AI agent's snippet wants to make a call that needs your approval.",
         "",
-        safe(approval.message),
+        safe(plain(message_fragments(approval.message))),  # one line, whatever it embeds
         "",
         f"Call: {approval.path}, {len(args)} argument{'s' if len(args) != 1 else ''}:",
     ]
@@ -80,7 +80,10 @@ def question(approval: PendingApproval) -> str:
     lines += [safe(plain(part)) for part in argument_lines(approval.args)]
     source = approval.source.split("\n")
     lines += ["", "The snippet:"]
-    lines += [f"  {safe(t)}" for t in source[:MAX_SOURCE_LINES]]
+    # Numbered, as `approvals show` numbers them: a comment in the snippet can hold any
+    # text, and no line of it may pass for the call's lines above.
+    width = len(str(min(len(source), MAX_SOURCE_LINES)))
+    lines += [f"  {n:>{width}} | {safe(t)}" for n, t in enumerate(source[:MAX_SOURCE_LINES], 1)]
     if len(source) > MAX_SOURCE_LINES:
         lines.append(
             f"  ... {len(source) - MAX_SOURCE_LINES} more lines (`run-repl approvals show {approval.id}`)"

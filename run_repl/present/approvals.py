@@ -17,6 +17,7 @@ from typing import Any
 
 from ..store.records import PendingApproval
 from . import formats
+from .sanitize import INVISIBLE
 from .styled import Line, line, styled
 
 WHITESPACE_RUN = 4
@@ -25,12 +26,17 @@ SESSION_CONFIRM = "yes"  # what "approve for the session" asks to be typed once 
 
 _JSON_STRING = re.compile(r'"(?:[^"\\]|\\.)*"')
 # Blanks a reader cannot count (JSON escapes tabs and newlines, so these are the ones
-# left raw), and characters a reader cannot see at all.
-_BLANKS = "[ \u00a0\u1680\u2000-\u200a\u2028\u2029\u202f\u205f\u3000]"
+# left raw), characters that break a line somewhere (a message must stay on its one
+# line), and characters a reader cannot see at all.
+_BLANKS = "[ \u00a0\u1680\u2000-\u200a\u202f\u205f\u3000]"
+_BREAKS = "[\n\t\r\x0b\x0c\x1c-\x1e\x85\u2028\u2029]"
+# The bidirectional controls are left to `sanitize.safe`: `\\u202e`, as in every other text.
+_BIDI = "\u061c\u200e\u200f\u202a-\u202e\u2066-\u2069"
 _HIDDEN = re.compile(
-    rf"(?P<blank>{_BLANKS}{{{WHITESPACE_RUN},}})|(?P<invisible>[\u200b-\u200d\u2060\ufeff\u00ad])"
+    rf"(?P<blank>{_BLANKS}{{{WHITESPACE_RUN},}})|(?P<invisible>{_BREAKS}|(?![{_BIDI}])[{INVISIBLE}])"
 )
 _BLANK_RUN = re.compile(rf"{_BLANKS}{{{WHITESPACE_RUN},}}")
+_NAMED = {"\n": "newline", "\t": "tab"}
 
 
 def approval_message(payload: Any, path: str) -> str:
@@ -41,8 +47,10 @@ def approval_message(payload: Any, path: str) -> str:
 
 
 def marked_fragments(text: str, style: str = "") -> Line:
-    """`text` with each run of WHITESPACE_RUN+ blanks shown as `⟨30 spaces⟩` and each
-    invisible character as `⟨U+200B⟩`, in the `mark` style: nothing hides in plain sight."""
+    """`text` on one line, with each run of WHITESPACE_RUN+ blanks shown as `⟨30 spaces⟩`,
+    each line break as `⟨newline⟩` (`⟨tab⟩`, `⟨U+2028⟩`, ...) and each invisible character
+    as `⟨U+200B⟩`, in the `mark` style: nothing hides in plain sight, and nothing in it
+    starts a line of its own."""
     out: Line = []
     position = 0
     for match in _HIDDEN.finditer(text):
@@ -53,11 +61,21 @@ def marked_fragments(text: str, style: str = "") -> Line:
             what = "spaces" if set(found) == {" "} else "blanks"
             out.append(("mark", f"⟨{len(found):,} {what}⟩"))
         else:
-            out.append(("mark", f"⟨U+{ord(found):04X}⟩"))
+            out.append(("mark", f"⟨{_NAMED.get(found) or f'U+{ord(found):04X}'}⟩"))
         position = match.end()
     if position < len(text):
         out.append((style, text[position:]))
     return out
+
+
+def message_fragments(message: str, style: str = "bold") -> Line:
+    """An approval's message as every front end shows it: ONE line, its line breaks and
+    invisible characters marked (`marked_fragments`).
+
+    The host words the message, but it may embed a snippet's argument
+    (`f"Refund {order_id}?"`): on one line, that text can never print a line that
+    passes for the question's own `call:` or `arg 1 of 1 (...)` lines."""
+    return marked_fragments(message, style)
 
 
 def json_fragments(text: str) -> Line:
@@ -222,7 +240,7 @@ def approval_list_lines(
                 ("path", a.path),
                 formats.args_text(a.args),
                 ("dim", "  — "),
-                a.message,
+                *message_fragments(a.message, ""),
             )
         )
         if describe is not None and state not in ("pending", "approved", "denied"):
@@ -251,7 +269,7 @@ def approval_detail_lines(a: PendingApproval, *, when: str | None = None) -> lis
             (_status_style(a.status), a.status),
             ("dim", f"  host {a.host or '-'}"),
         ),
-        line("  ", ("bold", a.message)),
+        line("  ", *message_fragments(a.message)),
         line(("dim", "  call: "), ("path", a.path), formats.args_text(a.args)),
     ]
     if when:

@@ -12,7 +12,7 @@ from typing import Any
 
 from ..sandbox.result import CallRecord, Interruption, LogLine, RunErrorInfo, RunResult
 from . import formats
-from .approvals import approval_message, argument_lines
+from .approvals import approval_message, argument_lines, message_fragments
 from .paging import item_lines, items_header, value_document
 from .sanitize import safe
 from .styled import Line, line, styled
@@ -243,8 +243,7 @@ def interruption_lines(it: Interruption) -> list[Line]:
     out = [
         line(("warn bold", "waiting for approval: "), ("path", it.path), ("dim", f"  (id {it.id})"))
     ]
-    message = approval_message(it.payload, it.path)
-    out.append(line("  ", message))
+    out.append(line("  ", *message_fragments(approval_message(it.payload, it.path), "")))
     out += argument_lines(it.args, indent="  ")
     return out
 

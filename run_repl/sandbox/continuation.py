@@ -91,16 +91,24 @@ def as_secret(value: bytes | str) -> bytes:
 
 
 def load_or_create_secret(data_dir: Path) -> bytes:
-    """The secret in the data directory, made once (mode 0600) if it is not there."""
+    """The secret in the data directory, made once (mode 0600) if it is not there.
+
+    Only the user's own: a directory others can write, or a key file that is a
+    symbolic link, another user's, or readable by others, is refused (NotPrivate,
+    a PermissionError saying what to fix), never used as the HMAC key."""
+    from ..paths import check_private_dir  # the app's files: only when the engine keeps one
+
     path = data_dir / SECRET_FILE
     try:
+        check_private_dir(data_dir)
         return _checked_file_secret(path)
     except FileNotFoundError:
         pass
-    data_dir.mkdir(parents=True, exist_ok=True)
+    data_dir.mkdir(mode=0o700, parents=True, exist_ok=True)
+    check_private_dir(data_dir)
     fresh = secrets.token_hex(32).encode()
     tmp = path.with_name(path.name + f".{os.getpid()}.tmp")
-    fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600)
+    fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW, 0o600)
     with os.fdopen(fd, "wb") as fh:
         fh.write(fresh)
     try:
@@ -114,14 +122,21 @@ def load_or_create_secret(data_dir: Path) -> bytes:
 
 
 def _checked_file_secret(path: Path) -> bytes:
-    # A blank or short file must never become an empty HMAC key: refuse it, and say how to fix it.
-    raw = path.read_bytes().strip()
-    if len(raw) < MIN_SECRET_BYTES:
-        raise SecretTooShort(
-            f"the continuation secret in {path} is {len(raw)} bytes; at least {MIN_SECRET_BYTES} "
-            "are needed. Delete the file to have a new one made (approvals signed with the old one "
-            "can then not be resumed), or write 64 hex characters into it."
-        )
+    from ..paths import check_private_file, open_private
+
+    # No link, the user's own, writable by no one else; then whether it is a key at all.
+    fd = open_private(path, os.O_RDONLY, secret=False)
+    with os.fdopen(fd, "rb") as fh:
+        raw = fh.read().strip()
+        # A blank or short file must never become an empty HMAC key: refuse it, and say how.
+        if len(raw) < MIN_SECRET_BYTES:
+            raise SecretTooShort(
+                f"the continuation secret in {path} is {len(raw)} bytes; at least "
+                f"{MIN_SECRET_BYTES} are needed. Delete the file to have a new one made "
+                "(approvals signed with the old one can then not be resumed), or write 64 hex "
+                "characters into it."
+            )
+        check_private_file(os.fstat(fh.fileno()), path, secret=True)  # and readable by no one else
     return raw
 
 

@@ -29,6 +29,8 @@ from textual.widget import Widget
 from textual.widgets import TabbedContent, TabPane, TextArea
 
 from ..host.loader import describe
+from ..present.approvals import message_fragments
+from ..present.sanitize import safe
 from ..present.styled import plain
 from ..sandbox.result import LogLine, RunResult
 from ..store import PendingApproval
@@ -969,6 +971,7 @@ def run_app(ws: Workspace, *, file: str | None = None, source: str | None = None
     if pending:
         print(f"{len(pending)} approval(s) pending in {ws.store.location}:")
         for a in pending[:10]:
-            print(f"  {a.id}  {a.path}  — {a.message}")
+            message = plain(message_fragments(a.message))  # one line, as every screen says it
+            print(safe(f"  {a.id}  {a.path}  — {message}"))
         print("Approve or deny later: run-repl approvals approve ID  (or deny ID)")
     return code or 0

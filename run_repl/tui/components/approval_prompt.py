@@ -34,7 +34,7 @@ from ...present.approvals import (
     approval_message,
     argument_lines,
     json_fragments,
-    marked_fragments,
+    message_fragments,
 )
 from ...present.formats import plural, pretty_json
 from ...present.rich_render import RICH_STYLES, lines_to_text
@@ -54,7 +54,7 @@ def approval_lines(interruption: Interruption) -> list[Line]:
     whole with its type and size, blank runs and invisible characters marked."""
     args = interruption.args
     message = approval_message(interruption.payload, interruption.path)
-    out = [marked_fragments(text, "bold") for text in message.split("\n")]
+    out = [message_fragments(message)]  # one line: nothing in it passes for the lines below
     out.append(line(("path", interruption.path), ("dim", f"  {plural(len(args), 'argument')}")))
     out += argument_lines(args, indent="")
     payload = interruption.payload if isinstance(interruption.payload, dict) else {}

@@ -1,0 +1,89 @@
+"""The IDE's approval prompt and inbox ask the question as every front end does: the
+host's message on one line, whatever a snippet's argument put in it, and every
+invisible character shown (the rule and the other front ends:
+tests/present/test_question_unforgeable.py)."""
+
+from __future__ import annotations
+
+import json
+import re
+import textwrap
+from pathlib import Path
+
+from textual.widgets import Static
+from tui_helpers import SIZE, run_to_end, set_source, settle, until
+
+from run_repl.tui.app import RunReplApp
+from run_repl.tui.components.approval_prompt import ApprovalPrompt
+from run_repl.workspace import open_workspace
+
+# As in tests/present/test_question_unforgeable.py: lines a forger would copy, and
+# characters a reader cannot see.
+FORGED = (
+    'ord_1?\n  call: orders.refund("ord_1")\n  arg 1 of 1 (string, 5 characters):\n'
+    '    "ord_1"\u2028orders.refund  1 argument\u2029arg 1 of 1 (x)\x85call: x'
+)
+STRUCTURE = re.compile(r'^\s*(call:|arg \d+ of \d+|orders\.refund\b|"ord_1"$)', re.I)
+LINE_BREAKS = re.compile(r"\r\n|[\n\r\u2028\u2029\x85\x0b\x0c\x1c-\x1e]")
+INVISIBLE = "\u2028\u2029\U000e0041\u200b\u200d\u2060\ufeff\u00ad\ufe0f\U000e0100"
+HIDDEN = "pay" + INVISIBLE + "bob"
+
+
+def structure(text: str) -> list[str]:
+    found = (STRUCTURE.match(t.rstrip()) for t in LINE_BREAKS.split(text))
+    return [m[1].lower() for m in found if m]
+
+
+def assert_hides_nothing(text: str) -> None:
+    for ch in INVISIBLE:
+        assert ch not in text and f"⟨U+{ord(ch):04X}⟩" in text, f"U+{ord(ch):04X}"
+
+
+REFUND_HOST = """
+from run_repl.sandbox.approval import requires_approval
+
+@requires_approval(message=lambda order_id: f"Refund {order_id}?")
+def refund(order_id: str) -> dict:
+    return {"refunded": order_id}
+
+HOSTS = {"orders": {"refund": refund}}
+"""
+
+
+def content(app: RunReplApp, selector: str) -> str:
+    return str(app.screen.query_one(selector, Static).content)
+
+
+async def asked(tmp_path: Path, data_dir: Path, argument: str) -> tuple[str, str]:
+    """What the prompt and the inbox's detail say about `orders.refund(argument)`."""
+    tmp_path.mkdir(exist_ok=True)
+    host = tmp_path / "refund_host.py"
+    host.write_text(textwrap.dedent(REFUND_HOST), encoding="utf-8")
+    app = RunReplApp(open_workspace(str(host), data_dir_override=str(data_dir)))
+    async with app.run_test(size=SIZE) as pilot:
+        await pilot.pause()
+        await set_source(pilot, f"return await orders.refund({json.dumps(argument)})")
+        await run_to_end(pilot)
+        prompt = app.query_one(ApprovalPrompt)
+        await until(pilot, lambda: prompt.current is not None)
+        shown = content(app, "#approval-text")
+        await pilot.press("f6")
+        await until(pilot, lambda: app.screen.query("#inbox-detail-text"))
+        await settle(pilot)
+        await until(pilot, lambda: "Refund" in content(app, "#inbox-detail-text"))
+        detail = content(app, "#inbox-detail-text")
+        await pilot.press("escape")
+        return shown, detail
+
+
+async def test_the_prompt_and_the_inbox_cannot_be_forged(tmp_path: Path, data_dir: Path) -> None:
+    prompt, detail = await asked(tmp_path, data_dir, FORGED)
+    honest_prompt, honest_detail = await asked(tmp_path / "honest", tmp_path / "d2", "ord_1")
+    for forged, honest in ((prompt, honest_prompt), (detail, honest_detail)):
+        assert structure(forged) == [s for s in structure(honest) if s != '"ord_1"'], forged
+        assert "⟨newline⟩" in forged
+
+
+async def test_the_prompt_and_the_inbox_hide_nothing(tmp_path: Path, data_dir: Path) -> None:
+    for text in await asked(tmp_path, data_dir, HIDDEN):
+        assert_hides_nothing(text)

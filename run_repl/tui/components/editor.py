@@ -83,7 +83,7 @@ def _share_compiled_query(language: object) -> None:
             compiled[query] = compile_query(document, query)
         return compiled[query]
 
-    # A private method, patched for the whole process: tests/tui/test_private_apis.py
+    # A private method, patched for the whole process: tests/tui/test_textual_private_apis.py
     # fails when Textual moves it or changes its signature.
     SyntaxAwareDocument.prepare_query = prepare_query  # type: ignore[method-assign,assignment]  # see above
 

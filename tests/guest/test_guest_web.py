@@ -120,6 +120,7 @@ def test_matches_node(web, case):
     assert run_case(web, case["code"]) == case["expected"]
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("case", CASES, ids=[c["id"] for c in CASES])
 def test_matches_node_in_a_hardened_realm(hardened_web, case):
     if case["id"] in NEEDS_REMOVED_GLOBALS:
@@ -558,6 +559,7 @@ def test_hostile_proxies_and_getters_give_clean_results_or_errors(web):
     assert run(web, "return inspect({ fine: true })") == "{ fine: true }"
 
 
+@pytest.mark.slow
 def test_deep_nesting_never_crashes(web):
     out = run(
         web,

@@ -164,6 +164,7 @@ async def test_approval_status_waits_for_the_decision_when_asked(data: Path) -> 
     assert body["result"]["error"]["code"] == "RUN_APPROVAL_DENIED"
 
 
+@pytest.mark.slow
 async def test_two_approvals_in_a_row_are_followed_to_the_end(data: Path) -> None:
     """The resumed run asks again (a second publish): the tool waits on, to the end."""
     code = 'const a = await documents.publish("draft_01");\nconst b = await documents.publish("draft_02");\nreturn [a.id, b.id]'

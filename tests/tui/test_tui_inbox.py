@@ -312,6 +312,7 @@ async def test_a_stuck_approval_is_recovered_after_a_confirmation(data_dir: Path
 
 
 # ---------------------------------------------------------------- the run on this IDE's screen
+@pytest.mark.slow
 async def test_the_run_on_screen_is_decided_in_the_inbox_as_by_its_prompt(
     data_dir: Path, no_arm_delay: None
 ) -> None:
@@ -465,6 +466,7 @@ async def test_an_approvals_change_as_the_inbox_opens_waits_for_it(data_dir: Pat
     assert app.return_code is None and app._exception is None
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("with_another", [False, True])
 async def test_a_runs_own_approval_is_never_announced_as_another_runs(
     data_dir: Path, with_another: bool

@@ -346,6 +346,7 @@ def test_result_summary_and_durations() -> None:
     assert "value: 1 of 500 items at $.rows" in result_summary(windowed)
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("theme", ["run-repl-light", "ansi-dark", "textual-light"])
 async def test_screens_follow_any_theme(utc: None, theme: str) -> None:
     app = HistoryApp()

@@ -245,6 +245,7 @@ def test_an_approval_whose_arguments_cannot_be_shown_whole_is_refused_unasked() 
     assert question.args[0][0] == question.args[0][1]  # written out twice, as JSON does
 
 
+@pytest.mark.slow
 def test_a_function_that_asks_itself_shows_such_an_argument_as_a_preview() -> None:
     result, _ = run_in_child(f"return await h.ask({shared_levels(40)}, 7)")
     assert result.status == "interrupted", result.error

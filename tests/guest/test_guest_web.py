@@ -120,7 +120,6 @@ def test_matches_node(web, case):
     assert run_case(web, case["code"]) == case["expected"]
 
 
-@pytest.mark.slow
 @pytest.mark.parametrize("case", CASES, ids=[c["id"] for c in CASES])
 def test_matches_node_in_a_hardened_realm(hardened_web, case):
     if case["id"] in NEEDS_REMOVED_GLOBALS:
@@ -420,6 +419,7 @@ def test_text_decoder_error_messages(web):
     ]
 
 
+@pytest.mark.slow
 def test_large_inputs_stay_fast(web):
     out = run(
         web,

@@ -195,6 +195,7 @@ async def test_two_approvals_in_a_row_are_followed_to_the_end(data: Path) -> Non
     assert any('documents.publish("draft_02")' in m for m in messages)
 
 
+@pytest.mark.slow
 async def test_two_calls_waiting_at_once_are_decided_one_by_one(data: Path, gate: Path) -> None:
     """Promise.all reaches two approvals at once (one batch): the person approves one,
     the resumed run still waits on the other, then denies it; the call ends with both."""

@@ -67,6 +67,7 @@ async def test_run_the_selection_only(app_and_pilot: tuple[RunReplApp, Any]) -> 
     assert app.runs.result.value == 42
 
 
+@pytest.mark.slow
 async def test_cancel_a_spinning_run(app_and_pilot: tuple[RunReplApp, Any]) -> None:
     app, pilot = app_and_pilot
     await set_source(pilot, "while (true) {}")
@@ -80,6 +81,7 @@ async def test_cancel_a_spinning_run(app_and_pilot: tuple[RunReplApp, Any]) -> N
     assert app.check_action("cancel", ()) is False
 
 
+@pytest.mark.slow
 async def test_logs_stream_and_filter(app_and_pilot: tuple[RunReplApp, Any]) -> None:
     app, pilot = app_and_pilot
     await set_source(
@@ -240,6 +242,7 @@ async def test_keymap_from_config_rebinds_run(data_dir: Path, tmp_path: Path) ->
         assert app.runs.result.value == "rebound"
 
 
+@pytest.mark.slow
 async def test_buffers_persist_across_restarts(data_dir: Path) -> None:
     app = make_app(data_dir)
     async with app.run_test(size=SIZE) as pilot:

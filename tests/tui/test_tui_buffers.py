@@ -71,6 +71,7 @@ async def test_closing_unsaved_work_asks_and_typing_does_not_answer(
     assert app.editor_tabs.active_editor.text == "draft"
 
 
+@pytest.mark.slow
 async def test_save_from_the_question_writes_the_file_and_closes(
     app_and_pilot: tuple[RunReplApp, Any], tmp_path: Path
 ) -> None:

@@ -58,6 +58,7 @@ async def test_a_namespace_taken_goes_on_to_its_members(
     assert app.query_one(CompletionMenu).candidates[1].needs_approval
 
 
+@pytest.mark.slow
 async def test_a_mistyped_name_is_offered_what_a_run_would_suggest(
     app_and_pilot: tuple[RunReplApp, Any],
 ) -> None:

@@ -41,6 +41,7 @@ async def test_every_panel_has_a_title_and_only_the_focused_one_lights_up(
     assert lit(app) == ["Value"] and app.status.panel == "Value"
 
 
+@pytest.mark.slow
 async def test_f4_visits_every_panel_and_shift_f4_goes_back(
     app_and_pilot: tuple[RunReplApp, Any],
 ) -> None:

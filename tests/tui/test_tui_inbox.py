@@ -277,6 +277,7 @@ async def test_an_approval_of_another_host_is_not_decided_here(
     assert app.ws.store.get_approval("int_other").status == "pending"
 
 
+@pytest.mark.slow
 async def test_a_stuck_approval_is_recovered_after_a_confirmation(data_dir: Path) -> None:
     approval_id = await interrupted_elsewhere(data_dir)
     app = make_app(data_dir)

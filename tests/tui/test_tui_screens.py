@@ -255,6 +255,7 @@ async def test_history_lists_runs_newest_first_and_previews_the_selected_one(utc
         assert "Did you mean crm.getAccount?" in summary
 
 
+@pytest.mark.slow
 async def test_history_search_filters_as_you_type(utc: None) -> None:
     app = HistoryApp()
     async with app.run_test(size=(120, 32)) as pilot:

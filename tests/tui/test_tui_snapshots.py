@@ -68,6 +68,7 @@ def test_approval_engaged(stable: Path, snap_compare: Any) -> None:
     assert snap_compare(make_app(stable), terminal_size=SIZE, run_before=run_before)
 
 
+@pytest.mark.slow
 def test_approval_pending_at_80_columns(stable: Path, snap_compare: Any) -> None:
     async def run_before(pilot: Any) -> None:
         await finish(pilot, PUBLISH)
@@ -93,6 +94,7 @@ def test_idle_screen_at_80_columns(stable: Path, snap_compare: Any) -> None:
     assert snap_compare(make_app(stable), terminal_size=(80, 24), run_before=still)
 
 
+@pytest.mark.slow
 def test_closing_an_unsaved_buffer_asks(stable: Path, snap_compare: Any) -> None:
     """The ● on the tab, and the question with Cancel focused."""
 

@@ -387,6 +387,7 @@ async def export(
     return done[-1]
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize(
     "value",
     [

@@ -206,6 +206,8 @@ def open_workspace(
     )
     secret = _secret(directory, warnings)
     url, refused = _store_url(store_url, settings, warnings)
+    store: Store
+    warning: str | None
     if refused:
         store, warning = MemoryStore(location="memory (the team store's URL was refused)"), refused
     else:

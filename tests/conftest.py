@@ -93,7 +93,10 @@ def pytest_configure(config: pytest.Config) -> None:
         return  # the PostgreSQL cases skip (fail in CI, which always has a server)
     server = PgServer(Path(tempfile.mkdtemp(prefix="run-repl-pg-")), fast=True)
     try:
-        os.environ["RUN_REPL_TEST_PG_URL"] = server.start()
+        # Its watchdog stops it when this process ends, however: a run stopped at a
+        # time limit (SIGKILL) leaves no server behind. die_with as well as the pipe:
+        # a child forked without exec (a sandbox template) holds the pipe a moment longer.
+        os.environ["RUN_REPL_TEST_PG_URL"] = server.start(die_with=os.getpid())
     except Exception as exc:
         server.stop()
         raise pytest.UsageError(f"the PostgreSQL test server did not start: {exc}") from None

@@ -84,12 +84,12 @@ def scan(source: str) -> Scan:
             state.last = c
             i += 1
         elif c == "/":
-            end = _regex_end(source, i) if _regex_may_start(state.last) else None
-            if end is None:
+            regex_end = _regex_end(source, i) if _regex_may_start(state.last) else None
+            if regex_end is None:
                 state.last = "/"
                 i += 1
             else:
-                i = end
+                i = regex_end
                 state.last = "regex"
         elif c in OPERATOR_CHARS:
             j = i

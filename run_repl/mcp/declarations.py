@@ -199,7 +199,7 @@ def _typeddict_fields(cls: type) -> list[tuple[str, Any, bool]]:
         hints = typing.get_type_hints(cls, include_extras=True)
     except Exception:
         hints = dict(getattr(cls, "__annotations__", {}) or {})
-    optional_keys = getattr(cls, "__optional_keys__", frozenset())
+    optional_keys: frozenset[str] = getattr(cls, "__optional_keys__", frozenset())
     fields = []
     for key, hint in hints.items():
         optional = key in optional_keys

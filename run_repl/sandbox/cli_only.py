@@ -37,7 +37,7 @@ def requires_cli(*, command: str | Callable[..., str], why: str = DEFAULT_WHY) -
 
     def mark(f: F) -> F:
         try:
-            f.__run_repl_cli__ = CliOnlySpec(command, why)  # type: ignore[attr-defined]
+            f.__run_repl_cli__ = CliOnlySpec(command, why)  # type: ignore[attr-defined]  # a mark on the function
         except AttributeError:
             raise TypeError(f"requires_cli cannot mark {f!r}: wrap it in a function") from None
         return f

@@ -189,7 +189,7 @@ class _RefDecoder:
         return value
 
 
-_SCAN = json.JSONDecoder().scan_once
+_SCAN = json.JSONDecoder().scan_once  # type: ignore[attr-defined]  # set by __init__; typeshed omits it
 
 
 def _plain_json(body: str) -> Any:
@@ -310,8 +310,8 @@ class _Encoder:
 
     def grow(self, n: int) -> None:
         self.size += n
-        if self.size > self.max_bytes:  # type: ignore[operator]
-            raise HostResultTooLarge(self.max_bytes, self.where())  # type: ignore[arg-type]
+        if self.size > self.max_bytes:  # type: ignore[operator]  # only called with a budget set
+            raise HostResultTooLarge(self.max_bytes, self.where())  # type: ignore[arg-type]  # only called with a budget set
 
     def enc(self, v: Any, holder: Any, key: Any) -> Any:
         t = type(v)

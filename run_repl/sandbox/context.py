@@ -49,7 +49,7 @@ class CancelledFlag:
             self._event.set()
             waiters, self._waiters = self._waiters, []
         for loop, fut in waiters:
-            loop.call_soon_threadsafe(lambda f=fut: f.done() or f.set_result(None))
+            loop.call_soon_threadsafe(lambda f=fut: f.done() or f.set_result(None))  # type: ignore[misc]  # mypy cannot type a lambda's default
 
     def wait_sync(self, timeout: float | None = None) -> bool:
         return self._event.wait(timeout)

@@ -39,7 +39,7 @@ def handle(cls: T) -> T:
     """
     if not isinstance(cls, type):
         raise TypeError("@handle marks a class (its instances become handles)")
-    cls.__run_repl_handle__ = True  # type: ignore[attr-defined]
+    cls.__run_repl_handle__ = True  # type: ignore[attr-defined]  # a mark on the class
     return cls
 
 

@@ -13,7 +13,7 @@ import threading
 import time
 import traceback
 from asyncio.tasks import _enter_task, _leave_task  # Python 3.11's eager start (see start_call)
-from collections.abc import Awaitable, Callable, Coroutine, Generator
+from collections.abc import Callable, Coroutine, Generator
 from dataclasses import dataclass, field
 from typing import Any, Literal
 
@@ -33,7 +33,7 @@ SYNC_WAIT_S = 0.0002
 
 Decision = Literal["approved", "denied", "refused", "pending"]
 # Awaited once per resumed run, before its first live host call; raising stops the run.
-ResumeGuard = Callable[[], Awaitable[None]]
+ResumeGuard = Callable[[], Coroutine[Any, Any, None]]
 
 
 def start_call(
@@ -48,7 +48,7 @@ def start_call(
     inside its task as before (`asyncio.current_task()`, `TaskGroup` and
     `asyncio.timeout` work from its first line)."""
     if sys.version_info >= (3, 12):
-        task = asyncio.Task(coro, loop=loop, context=context, eager_start=True)  # type: ignore[call-arg]
+        task = asyncio.Task(coro, loop=loop, context=context, eager_start=True)  # type: ignore[call-arg]  # 3.12+; checked as 3.11
         return None if task.done() else task
     eager = _EagerStart(coro)
     task = loop.create_task(eager, context=context)
@@ -102,7 +102,7 @@ class _EagerStart(Coroutine[Any, Any, None]):
             return self._take_over()
         return self.coro.send(value)
 
-    def throw(self, typ: Any, val: Any = None, tb: Any = None) -> Any:  # type: ignore[override]
+    def throw(self, typ: Any, val: Any = None, tb: Any = None) -> Any:
         if not self.handed_over:
             self.handed_over = True
             if self.finished or self.error is not None:

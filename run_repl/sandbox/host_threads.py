@@ -53,7 +53,7 @@ class HostThreads:
         self._names = itertools.count(1)
         try:
             # Before the interpreter joins its threads: the idle ones must end.
-            threading._register_atexit(self._close)  # type: ignore[attr-defined]
+            threading._register_atexit(self._close)  # type: ignore[attr-defined]  # private: runs before threads are joined
         except (AttributeError, RuntimeError):
             self._closing = True  # the interpreter is already exiting
 

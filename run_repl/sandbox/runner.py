@@ -15,7 +15,7 @@ import os
 import secrets
 import threading
 import time
-from collections.abc import Awaitable, Callable, Iterable, Mapping
+from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass
 from typing import Any, Protocol, runtime_checkable
 
@@ -38,7 +38,7 @@ from .replay import ReplayPlan
 from .result import RunErrorInfo, RunResult, plain_error
 from .result_store import MemoryResultStore, Page, ResultStore, page_of
 from .scope_values import encode_values, values_digest
-from .session import CallCallback, LogCallback, RunSession
+from .session import CallCallback, LogCallback, ResumeGuard, RunSession
 from .source import check_source
 from .worker_pool import WorkerPool, default_pool
 
@@ -285,7 +285,7 @@ class Runner:
 
     def _guard(
         self, state: ContinuationState, resume_guard: Callable[[], Any] | None
-    ) -> Callable[[], Awaitable[None]] | None:
+    ) -> ResumeGuard | None:
         """What must pass before a resumed run does anything live: the caller's
         guard, then (consume-once mode) the store's first-use check."""
         store = self.continuation_store
@@ -334,7 +334,7 @@ class Runner:
             **(approvals or {}),
             **{k: v for k, v in self.approvals.items() if k not in (approvals or {})},
         }
-        return ApprovalPolicy.build(merged, decorated)  # type: ignore[arg-type]
+        return ApprovalPolicy.build(merged, decorated)  # type: ignore[arg-type]  # modes checked by build
 
     # ------------------------------------------------------------------ storing
     async def _store(self, envelope: Envelope) -> None:

@@ -464,7 +464,7 @@ class RunSession:
             if rewrite is not None and prepared is not None and "<input>:" in text:
                 text = rewrite(text, prepared)
             line = LogLine(
-                level=levels[level] if 0 <= level < len(levels) else "log",  # type: ignore[arg-type]
+                level=levels[level] if 0 <= level < len(levels) else "log",
                 text=text,
                 at_ms=at_ms,
             )
@@ -835,7 +835,7 @@ class RunSession:
         poll = self._answer(Answer(seq, outcome.ok, outcome.wire[0], outcome.wire[1:], entry))
         record = self._record(seq)
         if record.decision != decision:
-            record.decision = decision  # type: ignore[assignment]
+            record.decision = decision
         record.traceback = outcome.traceback
         self._finish_record(
             record,
@@ -906,7 +906,7 @@ class RunSession:
             record.ok = bool(entry.ok)
             record.duration_ms = 0.0
             record.replayed = True
-            record.decision = entry.decision  # type: ignore[assignment]
+            record.decision = entry.decision  # type: ignore[assignment]  # the ledger keeps it as a str
             record.result_text = wire[1 : PREVIEW_TEXT_LIMIT + 1]
             if not entry.ok:
                 record.error_code = _wire_code(entry.wire)

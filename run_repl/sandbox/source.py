@@ -91,7 +91,7 @@ class PreparedSource:
     @classmethod
     def from_wire(cls, fields: Mapping[str, Any], code: str) -> PreparedSource:
         """Rebuild what a worker prepared; ValueError for fields that are not counts."""
-        values = [fields.get(k) for k in ("user_lines", "return_line", "return_column")]
+        values: list[Any] = [fields.get(k) for k in ("user_lines", "return_line", "return_column")]
         values.append(fields.get("last_line_length"))
         if not all(type(v) is int and 0 <= v for v in values) or not isinstance(code, str):
             raise ValueError("a prepared source needs counts for its positions")

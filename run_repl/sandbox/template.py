@@ -113,10 +113,11 @@ class Template:
         gc.collect()
         release_free_heap()
         gc.freeze()
+        watched: list[socket.socket | int] = [self.control, wake_r]
         try:
             while True:
                 try:
-                    ready, _, _ = select.select([self.control, wake_r], [], [], PARENT_WATCH_S)
+                    ready, _, _ = select.select(watched, [], [], PARENT_WATCH_S)
                 except InterruptedError:
                     continue
                 if not ready and os.getppid() != self.parent_pid:
@@ -259,7 +260,7 @@ def _raw_fork() -> Callable[[], int] | None:
         return None
     fork.restype = ctypes.c_int
     fork.argtypes = []
-    return fork  # type: ignore[no-any-return]
+    return fork
 
 
 def release_free_heap() -> bool:

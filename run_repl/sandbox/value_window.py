@@ -186,7 +186,8 @@ def load_chunk(text: str, path: str, offset: int) -> list[Any]:
     """A chunk's items (the first is item `offset` of the value at `path`),
     refused with ValueTooDeep if one nests too deep for json itself to read."""
     try:
-        return json.loads(text)
+        items: list[Any] = json.loads(text)
+        return items
     except RecursionError:
         inner = path_in_text(text, MAX_DEPTH - _levels_above(path) + 1)
         raise ValueTooDeep(_item_path(inner, path, offset)) from None

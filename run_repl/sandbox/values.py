@@ -85,7 +85,7 @@ class JSError:
             return NotImplemented
         return (self.name, self.message, self.cause) == (other.name, other.message, other.cause)
 
-    __hash__ = None  # type: ignore[assignment]
+    __hash__ = None  # type: ignore[assignment]  # equal by value, so unhashable
 
 
 @dataclass(frozen=True)
@@ -240,7 +240,7 @@ class JSMap(MutableMapping[Any, Any]):
         if i is None:
             raise KeyError(key)
         pairs = [p for j, p in enumerate(zip(self._keys, self._values, strict=True)) if j != i]
-        self.__init__(pairs)  # type: ignore[misc]
+        self.__init__(pairs)  # type: ignore[misc]  # rebuilds the index in place
 
     def __iter__(self) -> Iterator[Any]:
         return iter(list(self._keys))
@@ -257,7 +257,7 @@ class JSMap(MutableMapping[Any, Any]):
             return self.pairs() == other.pairs()
         return NotImplemented
 
-    __hash__ = None  # type: ignore[assignment]
+    __hash__ = None  # type: ignore[assignment]  # equal by value, so unhashable
 
     def __repr__(self) -> str:
         return f"JSMap({self.pairs()!r})"

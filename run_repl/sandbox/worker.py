@@ -286,10 +286,10 @@ class Worker:
                     return f"run:{self.argument_bytes}"
                 self.argument_bytes += size
                 self.calls_made += 1
-                _OUTBOX.add_frame(f.host_call_frame(int(a), str(b), str(c), str(d)))  # type: ignore[arg-type]
+                _OUTBOX.add_frame(f.host_call_frame(int(a), str(b), str(c), str(d)))  # type: ignore[call-overload]  # the guest's seq, a number
             elif kind == "refused":
                 # A call the guest refused itself: for the audit, nothing to answer.
-                _OUTBOX.add_frame(f.refused_call_frame(int(a), str(b), str(c)))  # type: ignore[arg-type]
+                _OUTBOX.add_frame(f.refused_call_frame(int(a), str(b), str(c)))  # type: ignore[call-overload]  # the guest's seq, a number
             elif kind == "log":
                 level = f.LOG_LEVELS.index(str(a)) if a in f.LOG_LEVELS else 0
                 _OUTBOX.add_line(level, str(b))

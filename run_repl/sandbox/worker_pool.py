@@ -95,7 +95,7 @@ def fork_available() -> bool:
 def default_mode() -> WorkerMode:
     forced = os.environ.get("RUN_REPL_WORKER_MODE")
     if forced in ("fork", "spawn"):
-        return forced  # type: ignore[return-value]
+        return forced  # type: ignore[return-value]  # checked against the modes above
     return "fork" if fork_available() else "spawn"
 
 

@@ -107,7 +107,7 @@ def _unclaim(row: PendingApproval) -> None:
 def _final(
     row: PendingApproval, status: str, now: float, run_id: str | None, note: str | None
 ) -> None:
-    row.status = status  # type: ignore[assignment]
+    row.status = status  # type: ignore[assignment]  # callers pass final statuses
     row.finished_at = now
     row.claim_expires_at = None
     if run_id is not None:

@@ -63,7 +63,8 @@ POLL_S = 0.2  # how often a queued decision looks at its batch
 
 def approval_message(payload: Any, path: str) -> str:
     if isinstance(payload, dict) and isinstance(payload.get("message"), str):
-        return payload["message"]
+        message: str = payload["message"]
+        return message
     return f"{path} is waiting for a decision"
 
 
@@ -491,7 +492,7 @@ def describe_state(approval: PendingApproval, now: float | None = None) -> str:
         return f"being resumed by {approval.claimed_by} since {_when(approval.executing_at)}"
     if state == "stuck":
         return "STUCK: " + stuck_message(approval)
-    text = state
+    text: str = state
     if state == "approved" and approval.outcome:
         text += f" (ran: {approval.outcome}{' ' + approval.outcome_code if approval.outcome_code else ''})"
     if approval.note:

@@ -110,7 +110,7 @@ def _v1(conn: psycopg.Connection) -> None:
         )""",
         "CREATE INDEX approval_ops_done ON approval_ops (done_at)",
     ):
-        conn.execute(statement)  # type: ignore[arg-type]
+        conn.execute(statement)
     # lz4 where the server has it: chunks are written and read whole, and pglz is slow.
     lz4 = conn.execute(
         "SELECT 'lz4' = ANY(enumvals) FROM pg_settings WHERE name = 'default_toast_compression'"

@@ -248,7 +248,7 @@ class _Rows(ApprovalRows):
     def _select(self, where: str, args: tuple[Any, ...]) -> list[dict[str, Any]]:
         # The server's clock comes along, read once the rows are locked: `now()` uses it.
         with self.conn.cursor(row_factory=dict_row) as cur:
-            cur.execute(  # type: ignore[call-overload]
+            cur.execute(
                 f"SELECT *, {_SERVER_NOW} AS server_now FROM approvals WHERE {where} FOR UPDATE",
                 args,
             )
@@ -630,7 +630,7 @@ class PostgresStore(ApprovalClaims):
         """What stored values hold, in bytes (what `max_bytes` counts)."""
         return self._call(
             lambda conn: int(
-                conn.execute("SELECT COALESCE(SUM(bytes), 0) FROM results").fetchone()[0]  # type: ignore[index]
+                conn.execute("SELECT COALESCE(SUM(bytes), 0) FROM results").fetchone()[0]  # type: ignore[index]  # an aggregate always has a row
             )
         )
 
@@ -689,7 +689,7 @@ class PostgresStore(ApprovalClaims):
         """What the history holds, in bytes (what its budget counts)."""
         return self._call(
             lambda conn: int(
-                conn.execute("SELECT COALESCE(SUM(bytes), 0) FROM runs").fetchone()[0]  # type: ignore[index]
+                conn.execute("SELECT COALESCE(SUM(bytes), 0) FROM runs").fetchone()[0]  # type: ignore[index]  # an aggregate always has a row
             )
         )
 
@@ -706,7 +706,7 @@ class PostgresStore(ApprovalClaims):
 
         def read(conn: psycopg.Connection) -> list[RunRecord]:
             with conn.cursor(row_factory=dict_row) as cur:
-                return [_run(r) for r in cur.execute(text, args).fetchall()]  # type: ignore[call-overload]
+                return [_run(r) for r in cur.execute(text, args).fetchall()]
 
         return self._call(read)
 
@@ -845,7 +845,7 @@ class PostgresStore(ApprovalClaims):
                         "SELECT answer FROM approval_ops WHERE id = %s", (op,)
                     ).fetchone()
                     if found is not None:
-                        return _answer_of(found[0], partial(_in_order, conn))  # type: ignore[no-any-return]
+                        return _answer_of(found[0], partial(_in_order, conn))  # type: ignore[no-any-return]  # the answer kept for this op
                 first = False
                 rows = _Rows(conn, self.schema)
                 answer = work(rows)
@@ -906,7 +906,7 @@ class PostgresStore(ApprovalClaims):
 
         def read(conn: psycopg.Connection) -> list[PendingApproval]:
             with conn.cursor(row_factory=dict_row) as cur:
-                rows = cur.execute(text, args).fetchall()  # type: ignore[call-overload]
+                rows = cur.execute(text, args).fetchall()
             return [_approval(r, r["server_now"]) for r in rows]
 
         return self._call(read)

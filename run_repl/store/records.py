@@ -165,7 +165,7 @@ class PendingApproval(BaseModel):
     def state(self, now: float | None = None) -> ApprovalState:
         """The status as a person should read it now."""
         if self.status in FINAL_STATUSES:
-            return self.status  # type: ignore[return-value]
+            return self.status
         if self.started:
             return "executing" if self.claim_live(now) else "stuck"
         if self.status == "claimed" and self.claim_live(now):

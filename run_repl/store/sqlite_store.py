@@ -219,7 +219,7 @@ def migrate(db: sqlite3.Connection, target: int = SCHEMA_VERSION) -> int:
 
     A store from before user_version (a `meta` table) counts as its version."""
     with transaction(db, durable=True):
-        version = db.execute("PRAGMA user_version").fetchone()[0]
+        version: int = db.execute("PRAGMA user_version").fetchone()[0]
         legacy = db.execute(
             "SELECT name FROM sqlite_master WHERE type = 'table' AND name = 'meta'"
         ).fetchone()

@@ -18,7 +18,7 @@ from typing import Any, ClassVar
 from pydantic import ValidationError
 from textual import events, on
 from textual.app import App, ComposeResult, SystemCommand
-from textual.binding import Binding
+from textual.binding import Binding, BindingType
 from textual.containers import Horizontal, Vertical
 from textual.css.query import NoMatches
 from textual.geometry import Offset
@@ -75,7 +75,7 @@ class RunReplApp(App[int]):
     # Absolute, so a subclass defined elsewhere still finds it.
     CSS_PATH = Path(__file__).with_name("app.tcss")
 
-    BINDINGS: ClassVar[list[Binding]] = [
+    BINDINGS: ClassVar[list[BindingType]] = [
         Binding("ctrl+enter,ctrl+j,f5", "run", "Run", id="app.run", priority=True),
         Binding("escape,ctrl+c", "cancel", "Cancel", id="app.cancel", priority=True),
         Binding("f3", "decide", "Decide", id="app.decide"),
@@ -455,7 +455,7 @@ class RunReplApp(App[int]):
         node = self.focused
         while node is not None and focused_help is None:
             focused_help = getattr(type(node), "HELP", None)
-            node = node.parent  # type: ignore[assignment]
+            node = node.parent  # type: ignore[assignment]  # a DOMNode's parent; only HELP is read
         self.push_screen(HelpScreen(focused_help, self.binding_table()))
 
     def binding_table(self) -> list[tuple[str, str, str]]:

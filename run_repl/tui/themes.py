@@ -154,7 +154,7 @@ class ThemeFile(BaseModel):
 def _tree_sitter_styles(c: Mapping[str, str], error: str) -> dict[str, Style]:
     """Tree-sitter highlight names (TypeScript, JSON, TOML, Markdown queries) to styles."""
 
-    def st(key: str, **attrs: bool) -> Style:
+    def st(key: str, **attrs: Any) -> Style:
         return Style(color=c[key], **attrs)
 
     keyword = st("keyword")
@@ -437,7 +437,7 @@ def rich_syntax_theme(theme: Theme) -> SyntaxTheme:
 
     c = {key: rich_colour(value) for key, value in syntax_colors(theme).items()}
 
-    def st(key: str, **attrs: bool) -> Style:
+    def st(key: str, **attrs: Any) -> Style:
         return Style(color=c[key], **attrs)
 
     error = rich_colour(theme.error or "") or "red"

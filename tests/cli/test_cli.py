@@ -206,6 +206,7 @@ def test_interrupted_exit_3_then_approved_in_process(cli: Cli, data: Path) -> No
     assert db.execute("SELECT published FROM drafts WHERE id = 'draft_01'").fetchone()[0] == 1
 
 
+@pytest.mark.slow
 def test_approve_from_another_process(data: Path) -> None:
     """The cross-process story: interrupted in one process, approved from another."""
     first = subprocess_cli(data, "run", "-", "--json", stdin=PUBLISH)
@@ -502,6 +503,7 @@ def test_a_closed_pipe_ends_quietly_in_process(
     assert capsys.readouterr().err == ""
 
 
+@pytest.mark.slow
 def test_output_into_head_ends_quietly(data: Path) -> None:
     first = subprocess_cli(
         data,

@@ -65,6 +65,7 @@ async def test_a_call_that_fails_at_once_and_one_that_fails_later_reach_the_gues
     assert [c.error_message for c in result.calls] == ["ValueError: at once", "ValueError: later"]
 
 
+@pytest.mark.slow
 async def test_quick_calls_back_to_back_leave_the_loop_turns_for_other_work() -> None:
     served: list[int] = []
     seen_at: set[int] = set()

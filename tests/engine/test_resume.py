@@ -493,6 +493,7 @@ except ApprovalConflict as exc:
 """
 
 
+@pytest.mark.slow
 async def test_pending_approval_survives_the_process_and_is_resumed_once(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:

@@ -18,6 +18,7 @@ import datetime as dt
 import math
 from typing import Any
 
+import pytest
 from hypothesis import HealthCheck, Phase, example, given, settings
 from hypothesis import strategies as st
 
@@ -483,6 +484,7 @@ async def test_objects_with_any_keys_round_trip(values: list[str]) -> None:
     await assert_round_trips(values)
 
 
+@pytest.mark.slow
 @SETTINGS
 @given(BATCH(SPECIALS, min_size=1, max_size=25))
 @example([
@@ -511,6 +513,7 @@ async def test_maps_and_sets_round_trip(values: list[str]) -> None:
     await assert_round_trips(values)
 
 
+@pytest.mark.slow
 @SETTINGS
 @given(BATCH(shared_graphs(), min_size=1, max_size=25))
 @example([

@@ -174,6 +174,7 @@ def test_a_kill_asked_before_the_pid_is_known_still_happens() -> None:
         template.close()
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("mode", ["fork", "spawn"])
 async def test_close_leaves_no_process_zombie_or_descriptor(mode: str) -> None:
     before = _open_fds()

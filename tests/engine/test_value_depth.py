@@ -214,6 +214,7 @@ def run_in_child(source: str) -> tuple[RunResult, list[bool]]:
     return RunResult.model_validate(out["result"]), out["shared"]
 
 
+@pytest.mark.slow
 def test_shared_and_cyclic_arguments_still_cross_quickly() -> None:
     cyclic, shared = run_in_child(
         f"const a = {{ n: 1 }}; a.self = a; return await h.take(a, {PAD})"
@@ -227,6 +228,7 @@ def test_shared_and_cyclic_arguments_still_cross_quickly() -> None:
     assert shared == [True]
 
 
+@pytest.mark.slow
 def test_an_approval_whose_arguments_cannot_be_shown_whole_is_refused_unasked() -> None:
     # Written out as JSON for the question, a value with shared parts grows as
     # 2 ** levels: 22 levels took 10 s of the parent's loop, 40 would never end.
@@ -243,6 +245,7 @@ def test_an_approval_whose_arguments_cannot_be_shown_whole_is_refused_unasked() 
     assert question.args[0][0] == question.args[0][1]  # written out twice, as JSON does
 
 
+@pytest.mark.slow
 def test_a_function_that_asks_itself_shows_such_an_argument_with_its_repeats_marked() -> None:
     result, _ = run_in_child(f"return await h.ask({shared_levels(40)}, 7)")
     assert result.status == "interrupted", result.error

@@ -419,6 +419,7 @@ def test_text_decoder_error_messages(web):
     ]
 
 
+@pytest.mark.slow
 def test_large_inputs_stay_fast(web):
     out = run(
         web,
@@ -558,6 +559,7 @@ def test_hostile_proxies_and_getters_give_clean_results_or_errors(web):
     assert run(web, "return inspect({ fine: true })") == "{ fine: true }"
 
 
+@pytest.mark.slow
 def test_deep_nesting_never_crashes(web):
     out = run(
         web,

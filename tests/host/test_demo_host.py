@@ -155,6 +155,7 @@ def test_a_lock_released_during_the_wait_opens_the_same_file(tmp_path: Path) -> 
     assert query(tmp_path, "SELECT status FROM orders WHERE id = 'ord_00017'") == [("refunded",)]
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize(
     ("damage", "kept_as"),
     [
@@ -350,6 +351,7 @@ async def test_the_concurrent_example_takes_one_wait_not_two(
     assert account.started_at_ms < invoices.started_at_ms + invoices.duration_ms
 
 
+@pytest.mark.slow
 async def test_every_example_runs(runner: Any, host: dict[str, Any]) -> None:
     assert len(DEMO_EXAMPLES) >= 6
     assert [t for t, _ in DEMO_EXAMPLES[:4]] == [

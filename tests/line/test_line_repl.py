@@ -435,6 +435,7 @@ def run_piped(host_file: Path, tmp_path: Path, source: str) -> subprocess.Comple
     )
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize(
     ("source", "code", "stdout", "stderr"),
     [

@@ -165,6 +165,7 @@ async def test_approval_status_waits_for_the_decision_when_asked(data: Path) -> 
     assert body["result"]["error"]["code"] == "RUN_APPROVAL_DENIED"
 
 
+@pytest.mark.slow
 async def test_two_approvals_in_a_row_are_followed_to_the_end(data: Path) -> None:
     """The resumed run asks again (a second publish): the tool waits on, to the end."""
     code = 'const a = await documents.publish("draft_01");\nconst b = await documents.publish("draft_02");\nreturn [a.id, b.id]'
@@ -195,6 +196,7 @@ async def test_two_approvals_in_a_row_are_followed_to_the_end(data: Path) -> Non
     assert any('documents.publish("draft_02")' in m for m in messages)
 
 
+@pytest.mark.slow
 async def test_two_calls_waiting_at_once_are_decided_one_by_one(data: Path, gate: Path) -> None:
     """Promise.all reaches two approvals at once (one batch): the person approves one,
     the resumed run still waits on the other, then denies it; the call ends with both."""

@@ -122,6 +122,7 @@ def alive(pid: int) -> bool:
     return stat.rsplit(")", 1)[1].split()[0] not in ("Z", "X")  # after "pid (comm)"
 
 
+@pytest.mark.slow
 async def test_a_client_that_disconnects_mid_run_cancels_it(data: Path, gate: Path) -> None:
     """The client dies (SIGKILL: no cancel, no goodbye) while its run is in flight:
     the server sees its stdin close, stops the run, keeps it as aborted, and exits
@@ -186,6 +187,7 @@ def close_pipes(process: subprocess.Popen[str]) -> None:
             pipe.close()
 
 
+@pytest.mark.slow
 async def test_the_same_tools_over_streamable_http(data: Path) -> None:
     process, url = start_http(data)
     try:
@@ -220,6 +222,7 @@ anyio.run(main, *sys.argv[1:])
 """
 
 
+@pytest.mark.slow
 async def test_an_http_client_that_disconnects_mid_run_cancels_it(data: Path, gate: Path) -> None:
     process, url = start_http(data, "--host", GATE_HOST, gate=gate)
     client = subprocess.Popen(
@@ -265,6 +268,7 @@ def test_a_bad_http_address_is_a_usage_error(
     assert out == ""
 
 
+@pytest.mark.slow
 def test_stdio_ends_quietly_when_stdin_closes(tmp_path: Path) -> None:
     data = tmp_path / "first"  # a first start: nothing there yet, not even the demo data
     done = subprocess.run(

@@ -48,6 +48,7 @@ def test_safe_output_is_safe_and_idempotent(text: str) -> None:
     once.encode("utf-8")  # never a lone surrogate left to crash a write
 
 
+@pytest.mark.slow
 @given(
     st.recursive(
         st.none() | st.booleans() | st.integers() | st.text(),

@@ -4,8 +4,15 @@ The tests (one server for a whole pytest run, see tests/conftest.py), `.ci/run`
 and `bench/store.py` use it; nothing of it is part of run-repl itself.
 
     python tests/store/pg_server.py find                 # where the server programs are (or exit 1)
-    python tests/store/pg_server.py start DIR [--fast]   # prints: export RUN_REPL_TEST_PG_URL=...
+    python tests/store/pg_server.py start DIR [--fast] [--die-with PID]
+                                                         # prints: export RUN_REPL_TEST_PG_URL=...
     python tests/store/pg_server.py stop DIR             # stops it and removes DIR
+
+The server outlives whatever started it unless someone stops it, so each start
+also starts a watchdog (`watch`, a process of its own session, out of reach of
+the terminal's Ctrl-C) that stops the server once its owner is gone, however it
+went (SIGKILL included): the process that holds the write end of a pipe whose
+read end is the watchdog's stdin (EOF when it dies), and `--die-with PID`.
 
 It listens on 127.0.0.1 (a free port) and a socket in DIR; TCP connections
 authenticate with a password (scram-sha-256), as a team's server would. As
@@ -20,6 +27,7 @@ import glob
 import os
 import pwd
 import secrets
+import select
 import shutil
 import socket
 import subprocess
@@ -30,6 +38,7 @@ from pathlib import Path
 USER = "runrepl"
 DATABASE = "run_repl_test"
 URL_FILE = "url"
+WATCH_POLL_S = 0.5  # how often the watchdog looks at the `--die-with` process
 
 
 class ServerUnavailable(RuntimeError):
@@ -96,6 +105,8 @@ class PgServer:
         self.bindir = find_bindir()
         self.data = self.directory / "data"
         self.url = ""
+        self.watchdog: subprocess.Popen[bytes] | None = None
+        self._owner_end: int | None = None  # the pipe's write end: EOF to the watchdog
 
     def _tool(self, name: str, *args: str, check: bool = True) -> subprocess.CompletedProcess[str]:
         assert self.bindir is not None
@@ -107,8 +118,11 @@ class PgServer:
             timeout=120,
         )
 
-    def start(self) -> str:
-        """initdb, start, create the test database; the URL to reach it (with its password)."""
+    def start(self, *, die_with: int | None = None, owned: bool = True) -> str:
+        """initdb, start, create the test database; the URL to reach it (with its password).
+
+        A watchdog stops the server when this process ends (`owned`) or when the
+        process `die_with` does, whatever ends it; with neither, it runs until stopped."""
         if self.bindir is None:
             raise ServerUnavailable(
                 "no PostgreSQL server programs (initdb, pg_ctl, postgres) on this machine: "
@@ -149,6 +163,10 @@ class PgServer:
             "-c max_connections=300",
             "-c shared_buffers=64MB",
         ]
+        # Before the server starts: from here on, whatever kills this process, the
+        # watchdog sees its pipe close and stops what there is.
+        if owned or die_with is not None:
+            self._watch(die_with, owned)
         if self.fast:
             options += ["-c fsync=off", "-c synchronous_commit=off", "-c full_page_writes=off"]
         started = self._tool(
@@ -189,18 +207,78 @@ class PgServer:
                     raise
                 time.sleep(0.1)
 
+    def _watch(self, die_with: int | None, owned: bool) -> None:
+        command = [sys.executable, os.path.abspath(__file__), "watch", str(self.directory)]
+        if die_with is not None:
+            command += ["--die-with", str(die_with)]
+        read_end = subprocess.DEVNULL
+        if owned:
+            command.append("--owned")
+            read_end, self._owner_end = os.pipe()  # not inheritable: only this process holds it
+        try:
+            self.watchdog = subprocess.Popen(
+                command,
+                stdin=read_end,
+                stdout=subprocess.DEVNULL,
+                stderr=subprocess.DEVNULL,
+                start_new_session=True,  # the terminal's signals go to its owner, not to it
+            )
+        finally:
+            if owned:
+                os.close(read_end)
+
     def stop(self) -> None:
         """Stop the server at once and remove its directory (whatever state it is in)."""
         if self.bindir is not None and (self.data / "postmaster.pid").exists():
             self._tool("pg_ctl", "stop", "-D", str(self.data), "-m", "immediate", "-w", check=False)
         shutil.rmtree(self.directory, ignore_errors=True)
+        if self._owner_end is not None:
+            os.close(self._owner_end)  # the watchdog reads EOF, finds nothing, and ends
+            self._owner_end = None
+        if self.watchdog is not None:
+            try:
+                self.watchdog.wait(timeout=30)
+            except subprocess.TimeoutExpired:
+                self.watchdog.kill()
+            self.watchdog = None
+
+
+def _alive(pid: int) -> bool:
+    """Whether `pid` still runs (a zombie, dead but not yet reaped, does not)."""
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except PermissionError:
+        return True
+    try:
+        stat = Path(f"/proc/{pid}/stat").read_text()
+    except OSError:
+        return True  # no /proc: kill(0) is all there is
+    return stat.rsplit(")", 1)[1].split()[0] not in ("Z", "X")
+
+
+def watch(directory: Path, die_with: int | None, owned: bool) -> None:
+    """The watchdog: wait until stdin reads EOF (`owned`: its owner closed the pipe
+    or died) or `die_with` is gone, then stop the server in `directory`."""
+    while True:
+        readable, _, _ = select.select([0] if owned else [], [], [], WATCH_POLL_S)
+        if readable and not os.read(0, 512):
+            break
+        if die_with is not None and not _alive(die_with):
+            break
+    PgServer(directory).stop()
 
 
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("action", choices=["find", "start", "stop"])
+    parser.add_argument("action", choices=["find", "start", "stop", "watch"])
     parser.add_argument("directory", type=Path, nargs="?")
     parser.add_argument("--fast", action="store_true", help="fsync off (tests only)")
+    parser.add_argument(
+        "--die-with", type=int, metavar="PID", help="stop the server when PID is gone"
+    )
+    parser.add_argument("--owned", action="store_true", help=argparse.SUPPRESS)
     args = parser.parse_args(argv)
     if args.action == "find":
         found = find_bindir()
@@ -208,12 +286,16 @@ def main(argv: list[str] | None = None) -> int:
         return 0 if found else 1
     if args.directory is None:
         parser.error(f"{args.action} needs the server's directory")
+    if args.action == "watch":
+        watch(args.directory, args.die_with, args.owned)
+        return 0
     server = PgServer(args.directory, fast=args.fast)
     if args.action == "stop":
         server.stop()
         return 0
+    # This command ends at once: only `--die-with` gives the server a watchdog.
     try:
-        url = server.start()
+        url = server.start(die_with=args.die_with, owned=False)
     except ServerUnavailable as exc:
         print(f"pg_server: {exc}", file=sys.stderr)
         server.stop()

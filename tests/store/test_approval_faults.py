@@ -232,6 +232,7 @@ def wait_status(spec: str, approval_id: str, status: str, timeout: float = 60) -
         store.close()
 
 
+@pytest.mark.slow
 async def test_kill_9_mid_resume_is_stuck_then_recovered_and_never_runs_twice(
     durable_spec: str, bank: ModuleType
 ) -> None:
@@ -261,6 +262,7 @@ async def test_kill_9_mid_resume_is_stuck_then_recovered_and_never_runs_twice(
     assert bank.rows() == []  # killed during its delay: it never got to the transfer
 
 
+@pytest.mark.slow
 async def test_kill_9_before_the_guard_frees_the_claim_for_the_same_decision(
     durable_spec: str, bank: ModuleType
 ) -> None:
@@ -286,6 +288,7 @@ async def test_kill_9_before_the_guard_frees_the_claim_for_the_same_decision(
     assert bank.rows() == [("early", 2)]
 
 
+@pytest.mark.slow
 async def test_ctrl_c_mid_resume_leaves_it_final_and_the_call_ran_once(
     durable_spec: str, bank: ModuleType
 ) -> None:
@@ -343,6 +346,7 @@ asyncio.run(main())
 )
 
 
+@pytest.mark.slow
 async def test_two_processes_approving_the_two_approvals_of_one_run_complete_it(
     durable_spec: str, tmp_path: Path, bank: ModuleType
 ) -> None:

@@ -160,6 +160,7 @@ async def test_run_busy_on_resume_leaves_it_pending_and_the_same_decision_works_
     assert bank.rows() == [("busy", 1)]
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize(
     ("heavy", "small", "code"),
     [

@@ -17,6 +17,7 @@ from pathlib import Path
 from types import ModuleType
 
 import forked_cli
+import pytest
 from store_kinds import AT_ONCE, CHILD_PRELUDE, open_spec, release_together
 
 from run_repl.store.approval_flow import save_interrupted, store_runner
@@ -104,6 +105,7 @@ except ApprovalConflict as exc:
 )
 
 
+@pytest.mark.slow
 async def test_paused_here_listed_there_approved_and_denied_elsewhere_decides_once(
     durable_spec: str, bank: ModuleType
 ) -> None:
@@ -187,6 +189,7 @@ asyncio.run(main())
 )
 
 
+@pytest.mark.slow
 async def test_eight_deciders_racing_over_hundreds_of_approvals_decide_each_once(
     durable_spec: str, bank: ModuleType
 ) -> None:

@@ -175,6 +175,7 @@ else:
 )
 
 
+@pytest.mark.slow
 def test_two_processes_writing_at_once_lose_nothing(durable_spec: str) -> None:
     open_spec(durable_spec).close()
     procs = [

@@ -49,6 +49,7 @@ async def test_run_shows_value_calls_and_status(app_and_pilot: tuple[RunReplApp,
     assert list(value.page_items) == app.runs.result.value_window.items
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("key", ["ctrl+j", "f5"])
 async def test_run_keys(app_and_pilot: tuple[RunReplApp, Any], key: str) -> None:
     app, pilot = app_and_pilot
@@ -66,6 +67,7 @@ async def test_run_the_selection_only(app_and_pilot: tuple[RunReplApp, Any]) -> 
     assert app.runs.result.value == 42
 
 
+@pytest.mark.slow
 async def test_cancel_a_spinning_run(app_and_pilot: tuple[RunReplApp, Any]) -> None:
     app, pilot = app_and_pilot
     await set_source(pilot, "while (true) {}")
@@ -79,6 +81,7 @@ async def test_cancel_a_spinning_run(app_and_pilot: tuple[RunReplApp, Any]) -> N
     assert app.check_action("cancel", ()) is False
 
 
+@pytest.mark.slow
 async def test_logs_stream_and_filter(app_and_pilot: tuple[RunReplApp, Any]) -> None:
     app, pilot = app_and_pilot
     await set_source(
@@ -152,6 +155,7 @@ async def test_error_shows_and_editor_jumps_to_it(app_and_pilot: tuple[RunReplAp
     assert app.status.state == "error"
 
 
+@pytest.mark.slow
 async def test_call_detail_opens_on_enter(app_and_pilot: tuple[RunReplApp, Any]) -> None:
     from run_repl.tui.screens.call_detail import CallDetailScreen
 
@@ -166,6 +170,7 @@ async def test_call_detail_opens_on_enter(app_and_pilot: tuple[RunReplApp, Any])
     await pilot.press("escape")
 
 
+@pytest.mark.slow
 async def test_history_opens_a_past_run_in_a_new_buffer(
     app_and_pilot: tuple[RunReplApp, Any],
 ) -> None:
@@ -183,6 +188,7 @@ async def test_history_opens_a_past_run_in_a_new_buffer(
     assert app.editor_tabs.active_editor.text == "'from history'"
 
 
+@pytest.mark.slow
 async def test_theme_switch_applies_to_editor_and_persists(data_dir: Path, tmp_path: Path) -> None:
     app = make_app(data_dir)
     async with app.run_test(size=SIZE) as pilot:
@@ -236,6 +242,7 @@ async def test_keymap_from_config_rebinds_run(data_dir: Path, tmp_path: Path) ->
         assert app.runs.result.value == "rebound"
 
 
+@pytest.mark.slow
 async def test_buffers_persist_across_restarts(data_dir: Path) -> None:
     app = make_app(data_dir)
     async with app.run_test(size=SIZE) as pilot:
@@ -262,6 +269,7 @@ async def test_file_argument_opens_in_the_editor(data_dir: Path, tmp_path: Path)
         assert app.runs.result.value == 10
 
 
+@pytest.mark.slow
 async def test_messages_flow_in_order(data_dir: Path, no_arm_delay: None) -> None:
     seen: list[str] = []
     counted: list[Any] = []
@@ -288,6 +296,7 @@ async def test_messages_flow_in_order(data_dir: Path, no_arm_delay: None) -> Non
     assert seen == ["RunSubmitted", "RunInterrupted", "ApprovalDecided", "RunFinished"]
 
 
+@pytest.mark.slow
 async def test_help_shows_bindings_of_the_focused_widget(
     app_and_pilot: tuple[RunReplApp, Any],
 ) -> None:
@@ -323,6 +332,7 @@ async def test_palette_offers_the_focused_widgets_actions(
     assert view.page_offset > before
 
 
+@pytest.mark.slow
 async def test_a_calls_detail_shows_dates_decoded_never_the_wire(
     app_and_pilot: tuple[RunReplApp, Any],
 ) -> None:

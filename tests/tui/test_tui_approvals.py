@@ -1,6 +1,10 @@
 """Approving in the IDE is deliberate: the prompt never takes keys typed for
 something else, waits a moment before it takes any, asks twice before a
-session-wide approval, and shows what is asked whole."""
+session-wide approval, and shows what is asked whole.
+
+Here, with the whole IDE and a real run: what a decision does to the run, and the
+IDE's own keys. The prompt's key rules (arming, engaging, confirming) are tested in
+a small App of their own, with a clock the test steps: test_tui_approval_prompt.py."""
 
 from __future__ import annotations
 
@@ -8,16 +12,14 @@ import sqlite3
 from pathlib import Path
 from typing import Any
 
-import pytest
 from rich.console import Console
 from textual.app import App, ComposeResult
 from textual.geometry import Region
 from textual.widgets import Static
-from tui_helpers import SIZE, decide, make_app, run_to_end, set_source, settle, until
+from tui_helpers import SIZE, make_app, run_to_end, set_source, settle, until
 
 from run_repl.sandbox.result import Interruption
 from run_repl.tui.app import RunReplApp
-from run_repl.tui.components import approval_prompt
 from run_repl.tui.components.approval_prompt import ApprovalPrompt, approval_text
 from run_repl.tui.components.calls_table import CallsTable
 from run_repl.tui.messages import ApprovalDecided
@@ -91,15 +93,26 @@ async def test_typing_while_an_approval_appears_decides_nothing(data_dir: Path) 
     assert [a.path for a in app.ws.store.list_approvals()] == ["documents.publish"]
 
 
-async def test_focus_keys_never_reach_the_prompt(
+async def test_panel_keys_never_reach_the_prompt_and_f3_or_the_jump_engage_it(
     app_and_pilot: tuple[RunReplApp, Any],
 ) -> None:
+    # The IDE's own keys (F4, the jump overlay, F3); the prompt's rules are in
+    # test_tui_approval_prompt.py. No run: the prompt is asked directly.
     app, pilot = app_and_pilot
-    prompt = await interrupted(pilot)
-    for key in ["f4"] * 6 + ["tab"] * 6 + ["shift+tab"] * 6:
+    prompt = app.query_one(ApprovalPrompt)
+    prompt.ask([hidden_transfer()])
+    await pilot.pause()
+    for key in ["f4"] * 6:  # every panel, and round to the first again
         await pilot.press(key)
         assert app.focused is not prompt, key
-    assert prompt.current is not None
+    assert prompt.current is not None and not prompt.engaged
+    await pilot.press("ctrl+o", "a")
+    await until(pilot, lambda: app.focused is prompt)
+    assert prompt.engaged
+    await pilot.press("escape")
+    assert not prompt.engaged and prompt.current is not None
+    await pilot.press("f3")
+    assert app.focused is prompt and prompt.engaged
 
 
 async def test_f3_engages_and_y_approves(data_dir: Path, no_arm_delay: None) -> None:
@@ -108,6 +121,8 @@ async def test_f3_engages_and_y_approves(data_dir: Path, no_arm_delay: None) -> 
         await pilot.pause()
         prompt = await interrupted(pilot)
         assert "F3" in str(prompt.border_subtitle)
+        await pilot.press("f3", "escape")  # back to the editor, nothing decided
+        assert app.focused is app.editor_tabs.active_editor and prompt.current is not None
         await pilot.press("f3")
         assert app.focused is prompt and prompt.engaged
         await pilot.press("y")
@@ -120,75 +135,29 @@ async def test_f3_engages_and_y_approves(data_dir: Path, no_arm_delay: None) -> 
     assert published(data_dir, "draft_01")
 
 
-async def test_n_denies(app_and_pilot: tuple[RunReplApp, Any], no_arm_delay: None) -> None:
-    app, pilot = app_and_pilot
-    await interrupted(pilot)
-    await decide(pilot, "n")
-    assert app.runs.result.error.code == "RUN_APPROVAL_DENIED"
-
-
-async def test_escape_leaves_the_prompt_without_deciding(
+async def test_a_batch_approved_then_denied_ends_denied(
     app_and_pilot: tuple[RunReplApp, Any], no_arm_delay: None
 ) -> None:
     app, pilot = app_and_pilot
-    prompt = await interrupted(pilot)
-    await pilot.press("f3", "escape")
-    assert not prompt.engaged and app.focused is app.editor_tabs.active_editor
-    assert prompt.current is not None
-    await pilot.press("y")  # the editor's again
-    assert prompt.current is not None
-
-
-async def test_keys_right_after_an_approval_appears_are_ignored(
-    app_and_pilot: tuple[RunReplApp, Any], monkeypatch: pytest.MonkeyPatch
-) -> None:
-    monkeypatch.setattr(approval_prompt, "ARM_SECONDS", 3600.0)
-    app, pilot = app_and_pilot
     prompt = await interrupted(pilot, PUBLISH_TWO)
     assert prompt.total == 2
-    await pilot.press("f3", "y", "n", "a")
-    assert prompt.current is not None and len(prompt.queue) == 2 and not prompt.confirming
-    prompt.shown_at -= 3600  # the moment has passed
-    await pilot.press("y")
-    # The second approval has just appeared: the same key pressed again does not decide it.
-    await pilot.press("y")
-    assert len(prompt.queue) == 1 and prompt.engaged
-    prompt.shown_at -= 3600
+    await pilot.press("f3", "y")
+    assert len(prompt.queue) == 1 and prompt.engaged  # the second, still engaged
     await pilot.press("n")
     await settle(pilot)
     assert app.runs.result.status == "error"
     assert app.runs.result.error.code == "RUN_APPROVAL_DENIED"
 
 
-async def test_engaging_a_prompt_shown_long_ago_waits_again_before_keys_decide(
-    app_and_pilot: tuple[RunReplApp, Any], monkeypatch: pytest.MonkeyPatch
+async def test_approving_for_the_session_does_not_ask_again(
+    data_dir: Path, no_arm_delay: None
 ) -> None:
-    """A stray ctrl+o a (or a click) and then typing "and..." meant for the editor: the
-    keys after engaging wait as they do after an approval appears."""
-    monkeypatch.setattr(approval_prompt, "ARM_SECONDS", 3600.0)
-    app, pilot = app_and_pilot
-    prompt = await interrupted(pilot, PUBLISH_FIRST)
-    prompt.shown_at -= 7200  # on screen long enough to be decided
-    await pilot.press("ctrl+o", "a", "n")
-    assert prompt.engaged and prompt.current is not None  # engaged, nothing decided
-    await pilot.press("escape", "f3", "y")
-    await settle(pilot)
-    assert prompt.current is not None and app.runs.result.status == "interrupted"
-
-
-async def test_approving_for_the_session_asks_once_more(data_dir: Path, no_arm_delay: None) -> None:
     messages: list[Any] = []
     app = make_app(data_dir)
     async with app.run_test(size=SIZE, message_hook=messages.append) as pilot:
         await pilot.pause()
         prompt = await interrupted(pilot)
-        await pilot.press("f3", "a")
-        assert prompt.confirming and prompt.current is not None
-        assert "enter: yes" in str(prompt.query_one("#approval-keys").render())
-        await pilot.press("y")  # any key but enter says no
-        assert not prompt.confirming and prompt.current is not None
-        assert decided(messages) == []
-        await pilot.press("a", "enter")
+        await pilot.press("f3", "a", "enter")
         await settle(pilot)
         assert [(d.approved, d.approve_path) for d in decided(messages)] == [(True, True)]
         assert app.runs.result.status == "ok"
@@ -200,16 +169,6 @@ async def test_approving_for_the_session_asks_once_more(data_dir: Path, no_arm_d
         assert prompt.current is None
         assert app.runs.result.value["id"] == "draft_03"
     assert published(data_dir, "draft_01") and published(data_dir, "draft_03")
-
-
-async def test_a_click_engages_the_prompt(
-    app_and_pilot: tuple[RunReplApp, Any], no_arm_delay: None
-) -> None:
-    app, pilot = app_and_pilot
-    prompt = await interrupted(pilot)
-    await pilot.click(ApprovalPrompt)
-    await until(pilot, lambda: app.focused is prompt)
-    assert prompt.engaged
 
 
 async def test_quitting_with_approvals_pending_keeps_them(data_dir: Path) -> None:

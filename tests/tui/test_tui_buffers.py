@@ -9,6 +9,7 @@ import json
 from pathlib import Path
 from typing import Any
 
+import pytest
 from textual import events
 from textual.widgets import Tab
 from tui_helpers import SIZE, make_app, set_source, settle, until
@@ -45,6 +46,7 @@ async def test_a_modified_buffer_is_marked_until_saved(
     assert labels(app)[-1] == "snip.ts" and file.read_text() == "1 + 1x\n"
 
 
+@pytest.mark.slow
 async def test_closing_unsaved_work_asks_and_typing_does_not_answer(
     app_and_pilot: tuple[RunReplApp, Any],
 ) -> None:
@@ -69,6 +71,7 @@ async def test_closing_unsaved_work_asks_and_typing_does_not_answer(
     assert app.editor_tabs.active_editor.text == "draft"
 
 
+@pytest.mark.slow
 async def test_save_from_the_question_writes_the_file_and_closes(
     app_and_pilot: tuple[RunReplApp, Any], tmp_path: Path
 ) -> None:
@@ -99,6 +102,7 @@ async def test_an_unmodified_buffer_closes_at_once_and_comes_back(
     assert app.editor_tabs.active_editor.text == "'example'"
 
 
+@pytest.mark.slow
 async def test_keys_switch_tabs_and_the_active_tab_is_always_in_view(data_dir: Path) -> None:
     app = make_app(data_dir)
     app.animation_level = "full"  # as in most terminals: the strip scrolls, then the tab is in view
@@ -132,8 +136,8 @@ async def test_restoring_makes_one_editor_and_the_rest_when_shown(data_dir: Path
     saved_buffers(data_dir, 30)
     app = make_app(data_dir)
     async with app.run_test(size=SIZE) as pilot:
-        await pilot.pause()
-        assert len(labels(app)) == 30
+        # EditorTabs adds the other tabs two refreshes after it mounts: wait for them.
+        await until(pilot, lambda: len(labels(app)) == 30)
         assert [e.text for e in app.query(CodeEditor)] == ["'buffer 2'"]  # the active one only
         await pilot.press("ctrl+pagedown")
         await settle(pilot)

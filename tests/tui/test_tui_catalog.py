@@ -6,6 +6,7 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
+import pytest
 from tui_helpers import SIZE, make_app, run_to_end, screen_text
 
 from run_repl.tui.app import RunReplApp
@@ -57,6 +58,7 @@ async def test_a_namespace_taken_goes_on_to_its_members(
     assert app.query_one(CompletionMenu).candidates[1].needs_approval
 
 
+@pytest.mark.slow
 async def test_a_mistyped_name_is_offered_what_a_run_would_suggest(
     app_and_pilot: tuple[RunReplApp, Any],
 ) -> None:
@@ -97,6 +99,7 @@ async def test_strings_and_comments_offer_nothing(app_and_pilot: tuple[RunReplAp
     assert offers(app) == ["billing", "crm", "documents", "orders", "store"]
 
 
+@pytest.mark.slow
 async def test_the_argument_being_typed_is_bold_in_the_hint(
     app_and_pilot: tuple[RunReplApp, Any],
 ) -> None:
@@ -168,6 +171,7 @@ async def test_enter_on_a_function_inserts_a_call_at_the_cursor(
     assert editor.cursor_location == (0, len("const drafts = await documents.listDrafts("))
 
 
+@pytest.mark.slow
 async def test_ctrl_b_hides_and_shows_the_catalog(app_and_pilot: tuple[RunReplApp, Any]) -> None:
     app, pilot = app_and_pilot
     catalog = app.query_one(HostCatalog)

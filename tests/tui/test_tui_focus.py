@@ -41,6 +41,7 @@ async def test_every_panel_has_a_title_and_only_the_focused_one_lights_up(
     assert lit(app) == ["Value"] and app.status.panel == "Value"
 
 
+@pytest.mark.slow
 async def test_f4_visits_every_panel_and_shift_f4_goes_back(
     app_and_pilot: tuple[RunReplApp, Any],
 ) -> None:
@@ -57,6 +58,7 @@ async def test_f4_visits_every_panel_and_shift_f4_goes_back(
     assert app.status.panel == "Calls" and str(app.query_one("#bottom").border_title) == "Calls"
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize(
     ("letter", "panel"), [("v", "Value"), ("l", "Logs"), ("c", "Calls"), ("e", "Editor")]
 )
@@ -123,6 +125,7 @@ async def test_f5_right_after_typing_runs_the_text_on_the_screen(
     assert app.runs.result.value == 42
 
 
+@pytest.mark.slow
 async def test_a_sentence_typed_into_the_value_panel_writes_nothing(
     app_and_pilot: tuple[RunReplApp, Any], tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
@@ -141,6 +144,7 @@ async def test_a_sentence_typed_into_the_value_panel_writes_nothing(
     assert list(workdir.iterdir()) == []
 
 
+@pytest.mark.slow
 async def test_export_is_ctrl_e_and_asks_before_replacing_a_file(
     app_and_pilot: tuple[RunReplApp, Any], tmp_path: Path
 ) -> None:

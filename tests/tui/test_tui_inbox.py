@@ -277,6 +277,7 @@ async def test_an_approval_of_another_host_is_not_decided_here(
     assert app.ws.store.get_approval("int_other").status == "pending"
 
 
+@pytest.mark.slow
 async def test_a_stuck_approval_is_recovered_after_a_confirmation(data_dir: Path) -> None:
     approval_id = await interrupted_elsewhere(data_dir)
     app = make_app(data_dir)
@@ -312,6 +313,7 @@ async def test_a_stuck_approval_is_recovered_after_a_confirmation(data_dir: Path
 
 
 # ---------------------------------------------------------------- the run on this IDE's screen
+@pytest.mark.slow
 async def test_the_run_on_screen_is_decided_in_the_inbox_as_by_its_prompt(
     data_dir: Path, no_arm_delay: None
 ) -> None:
@@ -465,6 +467,7 @@ async def test_an_approvals_change_as_the_inbox_opens_waits_for_it(data_dir: Pat
     assert app.return_code is None and app._exception is None
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("with_another", [False, True])
 async def test_a_runs_own_approval_is_never_announced_as_another_runs(
     data_dir: Path, with_another: bool

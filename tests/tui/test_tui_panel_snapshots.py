@@ -32,6 +32,7 @@ async def paused_on_publish(pilot: Any) -> None:
     await still(pilot)
 
 
+@pytest.mark.slow
 def test_catalog_with_a_functions_doc(stable: Path, snap_compare: Any) -> None:
     async def run_before(pilot: Any) -> None:
         await still(pilot)

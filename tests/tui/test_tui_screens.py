@@ -255,6 +255,7 @@ async def test_history_lists_runs_newest_first_and_previews_the_selected_one(utc
         assert "Did you mean crm.getAccount?" in summary
 
 
+@pytest.mark.slow
 async def test_history_search_filters_as_you_type(utc: None) -> None:
     app = HistoryApp()
     async with app.run_test(size=(120, 32)) as pilot:
@@ -346,6 +347,7 @@ def test_result_summary_and_durations() -> None:
     assert "value: 1 of 500 items at $.rows" in result_summary(windowed)
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("theme", ["run-repl-light", "ansi-dark", "textual-light"])
 async def test_screens_follow_any_theme(utc: None, theme: str) -> None:
     app = HistoryApp()

@@ -7,6 +7,7 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
+import pytest
 from tui_helpers import SIZE, make_app, run_to_end, settle, still
 
 from run_repl.tui.components.approval_prompt import ApprovalPrompt
@@ -26,6 +27,7 @@ def test_idle_screen(stable: Path, snap_compare: Any) -> None:
     assert snap_compare(make_app(stable), terminal_size=SIZE, run_before=still)
 
 
+@pytest.mark.slow
 def test_after_a_run_with_a_paged_value(stable: Path, snap_compare: Any) -> None:
     source = "console.log('listing'); const [c] = await crm.listAccounts(); return await store.listOrders(c.id)"
 
@@ -66,6 +68,7 @@ def test_approval_engaged(stable: Path, snap_compare: Any) -> None:
     assert snap_compare(make_app(stable), terminal_size=SIZE, run_before=run_before)
 
 
+@pytest.mark.slow
 def test_approval_pending_at_80_columns(stable: Path, snap_compare: Any) -> None:
     async def run_before(pilot: Any) -> None:
         await finish(pilot, PUBLISH)
@@ -91,6 +94,7 @@ def test_idle_screen_at_80_columns(stable: Path, snap_compare: Any) -> None:
     assert snap_compare(make_app(stable), terminal_size=(80, 24), run_before=still)
 
 
+@pytest.mark.slow
 def test_closing_an_unsaved_buffer_asks(stable: Path, snap_compare: Any) -> None:
     """The ● on the tab, and the question with Cancel focused."""
 
@@ -111,6 +115,7 @@ PUBLISHED = (
 )
 
 
+@pytest.mark.slow
 def test_calls_after_an_approval(stable: Path, snap_compare: Any, no_arm_delay: None) -> None:
     """Status, time and approval wait come first and are never cut; the call text is."""
 
@@ -124,6 +129,7 @@ def test_calls_after_an_approval(stable: Path, snap_compare: Any, no_arm_delay: 
     assert snap_compare(make_app(stable), terminal_size=SIZE, run_before=run_before)
 
 
+@pytest.mark.slow
 def test_calls_after_an_approval_at_80_columns(
     stable: Path, snap_compare: Any, no_arm_delay: None
 ) -> None:

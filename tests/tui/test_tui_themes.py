@@ -320,6 +320,7 @@ def low_contrast(app: App[Any], where: str, region: Region | None = None) -> lis
     return found
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("theme", sorted(SHIPPED))
 async def test_every_text_on_screen_reads_in_every_shipped_theme(
     data_dir: Path, theme: str, no_arm_delay: None

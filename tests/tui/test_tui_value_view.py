@@ -264,6 +264,7 @@ async def test_next_and_previous_pages_have_no_gap_or_overlap(
         ]
 
 
+@pytest.mark.slow
 async def test_jump_to_an_item(million: list[dict[str, int]]) -> None:
     pager = FakePager(million)
     app = Harness(windowed(million, 66), pager)
@@ -386,6 +387,7 @@ async def export(
     return done[-1]
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize(
     "value",
     [

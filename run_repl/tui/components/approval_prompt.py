@@ -18,7 +18,7 @@ of blanks and invisible characters in strings are marked, never hidden.
 from __future__ import annotations
 
 import time
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from typing import ClassVar
 
 from rich.text import Text
@@ -126,8 +126,12 @@ Quitting leaves pending approvals in the store: `run-repl approvals list`.
     confirming: reactive[bool] = reactive(False, bindings=True)
     """True while "approve for the session" waits for its confirmation."""
 
-    def __init__(self, *, id: str | None = None) -> None:
+    def __init__(
+        self, *, id: str | None = None, clock: Callable[[], float] = time.monotonic
+    ) -> None:
         super().__init__(id=id)
+        self.clock = clock
+        """Seconds, for ARM_SECONDS (tests pass their own, to step it)."""
         self.can_focus = True
         self.queue: list[Interruption] = []
         self.total = 0
@@ -177,7 +181,7 @@ Quitting leaves pending approvals in the store: `run-repl approvals list`.
     @property
     def armed(self) -> bool:
         """Whether keys may decide yet (not in the moment after an approval appeared)."""
-        return time.monotonic() - self.shown_at >= ARM_SECONDS
+        return self.clock() - self.shown_at >= ARM_SECONDS
 
     def allow_focus(self) -> bool:
         # Never by tab, shift+tab or a panel-cycling key: only `engage()` focuses it.
@@ -190,7 +194,7 @@ Quitting leaves pending approvals in the store: `run-repl approvals list`.
         if not self.engaged:
             # Keys typed right after a stray F3, ctrl+o a or click were meant elsewhere:
             # they wait as after an approval appears.
-            self.shown_at = time.monotonic()
+            self.shown_at = self.clock()
         self.engaged = True
         self.focus()
 
@@ -203,7 +207,7 @@ Quitting leaves pending approvals in the store: `run-repl approvals list`.
             self.border_title = ""
             self.engaged = False
             return
-        self.shown_at = time.monotonic()
+        self.shown_at = self.clock()
         n = self.total - len(self.queue) + 1
         self.border_title = f"Approval {n} of {self.total} · {safe_text(it.path)}"
         self._body.update(approval_text(it, present_styles(self.app.current_theme)))
@@ -232,7 +236,7 @@ Quitting leaves pending approvals in the store: `run-repl approvals list`.
 
     def watch_confirming(self, confirming: bool) -> None:
         if confirming:
-            self.shown_at = time.monotonic()  # the question is new: its answer waits too
+            self.shown_at = self.clock()  # the question is new: its answer waits too
         self.set_class(confirming, "-confirm")
         self._update_keys()
 

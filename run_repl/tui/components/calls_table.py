@@ -5,7 +5,7 @@ from __future__ import annotations
 from typing import ClassVar
 
 from rich.text import Text
-from textual.binding import Binding
+from textual.binding import Binding, BindingType
 from textual.message import Message
 from textual.widgets import DataTable
 
@@ -51,7 +51,7 @@ calls were answered from the record of the interrupted run, not run again.
 - **enter**: the call's full arguments and result (or error)
 """
 
-    BINDINGS: ClassVar[list[Binding]] = [
+    BINDINGS: ClassVar[list[BindingType]] = [
         Binding("enter", "open_call", "Details", id="calls.open"),
     ]
 

@@ -140,7 +140,7 @@ The doc of the highlighted function shows below the tree.
         self._show_doc(None)
 
     @property
-    def tree(self) -> CatalogTree:
+    def tree(self) -> CatalogTree:  # type: ignore[override]  # the catalog's Tree widget, not DOMNode's debug tree
         return self._tree
 
     def _show_doc(self, info: FunctionInfo | None) -> None:

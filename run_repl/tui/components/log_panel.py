@@ -12,7 +12,7 @@ from typing import ClassVar
 from rich.segment import Segment
 from rich.text import Text
 from textual.app import ComposeResult
-from textual.binding import Binding
+from textual.binding import Binding, BindingType
 from textual.containers import Vertical
 from textual.geometry import Size
 from textual.reactive import reactive
@@ -98,7 +98,7 @@ Console lines of the run, as they are printed.
 - arrows, page up/down, home/end: scroll
 """
 
-    BINDINGS: ClassVar[list[Binding]] = [
+    BINDINGS: ClassVar[list[BindingType]] = [
         Binding("space", "toggle_follow", "Pause/follow", id="logs.follow"),
         Binding("f", "cycle_filter", "Filter", id="logs.filter"),
         Binding("ctrl+l", "clear", "Clear", id="logs.clear"),

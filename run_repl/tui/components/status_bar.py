@@ -6,6 +6,7 @@ import time
 
 from rich.text import Text
 from textual.reactive import reactive
+from textual.timer import Timer
 from textual.widgets import Static
 
 from ...present import formats
@@ -41,7 +42,7 @@ class StatusBar(Static):
         self.duration_ms: float | None = None
         self.calls = 0
         self.memory_bytes: int | None = None
-        self._timer = None
+        self._timer: Timer | None = None
 
     def on_mount(self) -> None:
         self._timer = self.set_interval(0.1, self._tick, pause=True)

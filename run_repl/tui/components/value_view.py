@@ -570,7 +570,7 @@ page is shown, and the header says so.
         self._update_header()
 
     @on(DataTable.HeaderSelected, "#value-table")
-    def _header_clicked(self, event: DataTable.HeaderSelected[Any]) -> None:
+    def _header_clicked(self, event: DataTable.HeaderSelected) -> None:
         event.stop()
         key = event.column_key.value
         if key is not None:
@@ -579,10 +579,11 @@ page is shown, and the header says so.
             self._update_header()
 
     @on(DataTable.CellHighlighted, "#value-table")
-    def _cell_highlighted(self, event: DataTable.CellHighlighted[Any]) -> None:
+    def _cell_highlighted(self, event: DataTable.CellHighlighted) -> None:
         event.stop()
         if self.mode == "table":
-            self._lines.set_cursor(self._table.selected if self.model.windowed else -1)
+            selected = self._table.selected if self.model.windowed else None
+            self._lines.set_cursor(-1 if selected is None else selected)
 
     def jump_to(self, number: int) -> bool:
         """Show the page holding item `number` (1-based) with that item selected."""

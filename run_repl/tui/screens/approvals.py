@@ -289,7 +289,7 @@ meant for one approval never decides the next.
                 [
                     line(
                         ("warn bold", formats.plural(waiting, "approval") + " waiting"),
-                        ("dim", f" · {total} open in {self.app.ws.store.location}"),  # type: ignore[attr-defined]
+                        ("dim", f" · {total} open in {self.app.ws.store.location}"),  # type: ignore[attr-defined]  # RunReplApp's workspace
                     )
                 ]
             )
@@ -384,7 +384,7 @@ meant for one approval never decides the next.
 
     @work(thread=True, group="inbox-run", exclusive=False, exit_on_error=False)
     def _load_run(self, run_id: str) -> None:
-        store = self.app.ws.store  # type: ignore[attr-defined]
+        store = self.app.ws.store  # type: ignore[attr-defined]  # RunReplApp's workspace
         try:
             run = store.get_run(run_id)
         except Exception:  # the detail says the history does not have it

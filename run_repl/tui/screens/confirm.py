@@ -59,7 +59,7 @@ class Confirm(ModalScreen[T], Generic[T]):
             yield Static(self.question(), classes="confirm-text")
             with Horizontal():
                 for label, button_id, variant in self.buttons():
-                    yield Button(label, id=button_id, variant=variant)  # type: ignore[arg-type]
+                    yield Button(label, id=button_id, variant=variant)  # type: ignore[arg-type]  # subclasses name Button variants
 
     def on_mount(self) -> None:
         self.query_one(f"#{self.SAFE}", Button).focus()

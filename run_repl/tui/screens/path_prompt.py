@@ -5,14 +5,16 @@ from __future__ import annotations
 from typing import ClassVar
 
 from textual.app import ComposeResult
-from textual.binding import Binding
+from textual.binding import Binding, BindingType
 from textual.containers import Vertical
 from textual.screen import ModalScreen
 from textual.widgets import Input, Label
 
 
 class PathPrompt(ModalScreen[str | None]):
-    BINDINGS: ClassVar[list[Binding]] = [Binding("escape", "cancel", "Cancel", id="prompt.cancel")]
+    BINDINGS: ClassVar[list[BindingType]] = [
+        Binding("escape", "cancel", "Cancel", id="prompt.cancel")
+    ]
 
     DEFAULT_CSS = """
     PathPrompt { align: center middle; }

@@ -1,0 +1,61 @@
+"""Fences around the private parts of Textual the editor leans on.
+
+`run_repl/tui/components/editor.py` replaces the private
+`SyntaxAwareDocument.prepare_query` for the whole process (one compiled highlight
+query shared by every TypeScript document) and reads Textual's bundled
+`javascript.scm` by path. Neither is Textual's public API, and `pyproject.toml`
+pins the Textual versions these tests passed on: when a release moves either, these
+fail with what to look at, instead of highlighting quietly going off.
+"""
+
+from __future__ import annotations
+
+import inspect
+from pathlib import Path
+
+import textual
+
+from run_repl.tui.components import editor
+
+
+def test_textual_still_prepares_highlight_queries_through_the_patched_method() -> None:
+    from textual.document._document import Document
+    from textual.document._syntax_aware_document import SyntaxAwareDocument
+
+    params = list(inspect.signature(Document.prepare_query).parameters)
+    assert params == ["self", "query"], (
+        f"Textual's Document.prepare_query now takes {params}: update "
+        "_share_compiled_query in run_repl/tui/components/editor.py"
+    )
+    assert editor.typescript_language() is not None
+    assert SyntaxAwareDocument.prepare_query.__module__ == editor.__name__, (
+        "SyntaxAwareDocument.prepare_query is not run-repl's shared-query patch"
+    )
+    first, second = editor.CodeEditor("const a = 1"), editor.CodeEditor("let b = [2]")
+    query = getattr(first, "_highlight_query", None)
+    assert query is not None, "Textual's TextArea no longer keeps its highlight query"
+    assert getattr(second, "_highlight_query", None) is query, (
+        "two TypeScript editors compiled the highlight query twice: Textual no longer "
+        "calls SyntaxAwareDocument.prepare_query (see _share_compiled_query)"
+    )
+
+
+def test_the_bundled_javascript_highlights_are_where_the_editor_reads_them() -> None:
+    path = Path(textual.__file__).parent / "tree-sitter" / "highlights" / "javascript.scm"
+    assert path.is_file(), (
+        f"Textual no longer ships {path}: typescript_language() in "
+        "run_repl/tui/components/editor.py turns highlighting off without it"
+    )
+    assert "@keyword" in path.read_text()
+
+
+def test_other_languages_compile_their_own_queries() -> None:
+    import tree_sitter_typescript
+    from textual.document._syntax_aware_document import SyntaxAwareDocument
+    from tree_sitter import Language
+
+    assert editor.typescript_language() is not None  # the patch is in place
+    # Another Language object (the same grammar) stands for any other language.
+    other = Language(tree_sitter_typescript.language_typescript())
+    one, two = SyntaxAwareDocument("a", other), SyntaxAwareDocument("b", other)
+    assert one.prepare_query("(identifier) @x") is not two.prepare_query("(identifier) @x")

@@ -180,7 +180,7 @@ def guarded_protocol(limits: HttpLimits) -> type[asyncio.Protocol]:
             self._deadline: asyncio.TimerHandle | None = None
             self._reading: str | None = None  # "headers" | "body" | None (answering)
 
-        def connection_made(self, transport: asyncio.Transport) -> None:  # type: ignore[override]
+        def connection_made(self, transport: asyncio.Transport) -> None:  # type: ignore[override]  # uvicorn narrows BaseTransport to Transport
             super().connection_made(transport)
             if len(self.connections) > limits.max_connections:
                 self.logger.warning(

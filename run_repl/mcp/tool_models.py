@@ -65,9 +65,9 @@ def _whole(value: Any) -> Any:
     return value
 
 
-def whole(low: int, high: int) -> Any:
-    """A whole number from low to high (constraints first, so the schema shows them)."""
-    return Annotated[int, Field(ge=low, le=high), BeforeValidator(_whole)]
+# Whole numbers within bounds (constraints first, so the schema shows them).
+Offset = Annotated[int, Field(ge=0, le=MAX_OFFSET), BeforeValidator(_whole)]
+PageSize = Annotated[int, Field(ge=1, le=MAX_PAGE), BeforeValidator(_whole)]
 
 
 def input_models(
@@ -112,14 +112,14 @@ def input_models(
             Field(description="A value_ref or logs_ref from a run (res_...).")
         )
         offset: Annotated[
-            whole(0, MAX_OFFSET),
+            Offset,
             Says("the first item to return, counted from 0", "a whole number"),
         ] = Field(
             description="The first item to return, counted from 0 (a run's `shown`, or a page's "
             "`next_offset`)."
         )
         limit: Annotated[
-            whole(1, MAX_PAGE) | None,
+            PageSize | None,
             Says("how many items", "a whole number"),
         ] = Field(None, description=f"How many items, 1-{MAX_PAGE} (default: what fits 200 lines).")
 
@@ -304,7 +304,7 @@ class Standing(Reply):
     )
     run_id: str | None = None
     approvals: list[ApprovalInfo]
-    result: RunEnvelope | None = None  # type: ignore[valid-type]
+    result: RunEnvelope | None = None
     note: str | None = None
 
 

@@ -41,7 +41,7 @@ LIMITS = frozenset(
         ErrorCode.RUN_HOST_RESULT_TOO_LARGE,
     }
 )
-STOPS = {ErrorCode.RUN_TIMEOUT: "Timed out", ErrorCode.RUN_ABORTED: "Stopped"}
+STOPS: dict[str, str] = {ErrorCode.RUN_TIMEOUT: "Timed out", ErrorCode.RUN_ABORTED: "Stopped"}
 MAX_LOG_LINES = 20
 DEFAULT_PAUSED_NEXT = (
     "A person decides in run-repl; the run then resumes where it paused. Do not retry "

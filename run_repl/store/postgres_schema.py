@@ -133,7 +133,7 @@ def _v2(conn: psycopg.Connection) -> None:
         )""",
         "CREATE INDEX run_keys_created ON run_keys (created_at)",
     ):
-        conn.execute(statement)  # type: ignore[arg-type]
+        conn.execute(statement)
 
 
 MIGRATIONS: dict[int, Callable[[psycopg.Connection], None]] = {1: _v1, 2: _v2}

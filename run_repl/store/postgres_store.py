@@ -764,7 +764,7 @@ class PostgresStore(ApprovalClaims):
                     (*args, digest, holder),
                 )
                 with conn.cursor(row_factory=dict_row) as cur:
-                    row = cur.execute(self._RUN_KEY_SELECT, args).fetchone()  # type: ignore[call-overload]
+                    row = cur.execute(self._RUN_KEY_SELECT, args).fetchone()
             assert row is not None
             return RunKey(**row)
 
@@ -774,7 +774,7 @@ class PostgresStore(ApprovalClaims):
     def get_run_key(self, owner: str, key: str) -> RunKey | None:
         def read(conn: psycopg.Connection) -> RunKey | None:
             with conn.cursor(row_factory=dict_row) as cur:
-                row = cur.execute(self._RUN_KEY_SELECT, (pg_text(owner), pg_text(key))).fetchone()  # type: ignore[call-overload]
+                row = cur.execute(self._RUN_KEY_SELECT, (pg_text(owner), pg_text(key))).fetchone()
             return RunKey(**row) if row else None
 
         return self._call(read)

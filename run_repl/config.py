@@ -14,6 +14,11 @@
     name = "alice"                    # who you are in the approvals audit
     [approvals.deciders]
     "bank" = ["alice", "bob"]         # only they decide bank.* approvals
+    [approvals.policy]
+    "git.git_commit" = "ask"          # over what the function declares; globs too
+    [upstreams.git]                   # an MCP server's tools as git.*
+    command = "mcp-server-git"
+    env = { GIT_TOKEN = "..." }       # reaches the process only
 
 Environment overrides: RUN_REPL_HOST, RUN_REPL_THEME, RUN_REPL_STORE_URL,
 RUN_REPL_APPROVER. A bad file never stops the program: it says what is wrong,
@@ -29,7 +34,7 @@ from __future__ import annotations
 import os
 import tomllib
 from pathlib import Path
-from typing import Any
+from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
 
@@ -75,6 +80,9 @@ class ApprovalSettings(BaseModel):
     deciders: dict[str, list[str]] = Field(default_factory=dict)
     """Namespace (a host path such as "bank" or "documents.publish", or "*") = the
     names who may decide its approvals; the longest matching namespace applies."""
+    policy: dict[str, Literal["ask", "deny", "allow"]] = Field(default_factory=dict)
+    """Host path or glob = "ask", "deny" or "allow", over what each function declares
+    (`"git.git_commit" = "ask"`, `"fs.*" = "deny"`); an exact path beats a glob."""
 
 
 class Settings(BaseModel):
@@ -92,6 +100,9 @@ class Settings(BaseModel):
     """Binding id = keys, for the IDE."""
     store: StoreSettings = Field(default_factory=StoreSettings)
     approvals: ApprovalSettings = Field(default_factory=ApprovalSettings)
+    upstreams: dict[str, dict[str, Any]] = Field(default_factory=dict)
+    """MCP servers whose tools become host functions: `[upstreams.NAME]` with `command`,
+    `args`, `env` (or `url`, `headers`); checked when a workspace opens."""
 
     def limits_model(self, **overrides: int | None) -> Limits:
         """These limits with the given fields replaced (None leaves a field as it is);

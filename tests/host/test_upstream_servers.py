@@ -237,3 +237,41 @@ async def test_an_agent_gets_one_run_tool_over_two_upstreams(tmp_path: Path) -> 
     assert not done.is_error, done.content
     body = json.dumps(done.structured_content)
     assert "Europe/Paris" in body and "42" in body
+
+
+async def test_an_upstream_over_streamable_http(tmp_path: Path) -> None:
+    import socket
+    import time
+
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        port = s.getsockname()[1]
+    server = subprocess.Popen(
+        [prog("mcp-server-everything"), "streamableHttp"],
+        env={**os.environ, "PORT": str(port)},
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.DEVNULL,
+    )
+    try:
+        deadline = time.monotonic() + 30
+        while True:
+            try:
+                socket.create_connection(("127.0.0.1", port), timeout=1).close()
+                break
+            except OSError:
+                assert time.monotonic() < deadline, "the everything server did not listen"
+                time.sleep(0.1)
+        spec = UpstreamSpec(
+            name="remote", url=f"http://127.0.0.1:{port}/mcp", headers={"X-Api-Key": "hunter2"}
+        )
+        host = with_upstreams(None, [spec], tmp_path / "logs")
+        result = await run("return await remote.get_sum({a: 19, b: 23})", host.functions)
+        assert result.status == "ok", result.error
+        assert "42" in json.dumps(result.value)
+        envelope = json.dumps(result.model_dump(mode="json"))
+        text, _ = declarations(host, lambda p: "allow")
+        assert "hunter2" not in envelope + text + host.name + repr(spec)
+    finally:
+        close_all()
+        server.terminate()
+        server.wait(10)

@@ -349,3 +349,11 @@ def test_a_name_the_host_has_is_refused(state: Path, tmp_path: Path) -> None:
     both = with_upstreams(base, [spec_for(state)], tmp_path / "logs")
     assert "crm.getAccount" in both.manifest.functions and "up.echo" in both.manifest.functions
     assert both.name == "demo+mcp:up"
+
+
+def test_the_catalog_shows_a_tools_fields(host) -> None:  # type: ignore[no-untyped-def]
+    from run_repl.host.loader import describe
+
+    shown = {f.path: f.js_signature for f in describe(host)}
+    assert shown["up.echo"] == "up.echo({text, times?})"
+    assert shown["up.json_text"] == "up.json_text()"

@@ -138,6 +138,17 @@ def _approval_message(upstream: str, tool: Any) -> Callable[..., str]:
     return message
 
 
+def short_parameters(schema: Mapping[str, Any]) -> str:
+    """`({repo_path, max_count?})`: the one object a tool takes, by its fields."""
+    props = schema.get("properties") if isinstance(schema, Mapping) else None
+    if not isinstance(props, Mapping) or not props:
+        return "()"
+    required = set(schema.get("required") or ())
+    names = [n if n in required else f"{n}?" for n in props]
+    inner = "{" + ", ".join(names) + "}"
+    return f"({inner})" if required else f"({inner}?)"
+
+
 def tool_function(conn: UpstreamConnection, namespace: str, ident: str, tool: Any) -> Any:
     """The host function for one tool."""
     schema = tool.input_schema if isinstance(tool.input_schema, Mapping) else {}
@@ -183,6 +194,8 @@ def tool_function(conn: UpstreamConnection, namespace: str, ident: str, tool: An
     optional = "" if schema.get("required") else "?"
     call.__run_repl_typescript__ = (f"arguments{optional}: {args_ts}", returns)  # type: ignore[attr-defined]
     call.__run_repl_upstream__ = (namespace, name)  # type: ignore[attr-defined]
+    # What the catalog and completion show, as for a Python function's parameters.
+    call.__run_repl_parameters__ = short_parameters(schema)  # type: ignore[attr-defined]
     if asks_by_default(tool):
         call.__run_repl_approval__ = ApprovalSpec(_approval_message(namespace, tool))  # type: ignore[attr-defined]
     return call

@@ -29,6 +29,8 @@ from run_repl.mcp.declarations import declarations
 from run_repl.sandbox.runner import create_runner
 
 SERVER = Path(__file__).with_name("upstream_server.py")
+# One worker for the module: its tests share one upstream process, as runs do.
+pytestmark = pytest.mark.xdist_group("upstreams")
 SECRET = "s" * 40
 
 
@@ -335,9 +337,9 @@ def test_an_upstream_that_does_not_start_is_a_load_error_naming_its_log(tmp_path
 
 
 def test_its_error_output_goes_to_a_log_file(state: Path, tmp_path: Path) -> None:
-    with_upstreams(None, [spec_for(state)], tmp_path / "logs")
-    log = tmp_path / "logs" / "upstream-up.log"
-    assert log.exists() and "run-repl starts upstream up" in log.read_text()
+    with_upstreams(None, [spec_for(state, name="logged")], tmp_path / "logs")
+    log = tmp_path / "logs" / "upstream-logged.log"
+    assert log.exists() and "run-repl starts upstream logged" in log.read_text()
 
 
 def test_a_name_the_host_has_is_refused(state: Path, tmp_path: Path) -> None:

@@ -35,7 +35,8 @@ host {host!r}, namespaces {namespaces} (see the `docs` tool, or the
   items (`value_window`, `shown` of `total`) with `value_ref`: page the rest with
   `expand_result` (offset = `shown`), or select less in the snippet.
 - A host error reaches the snippet as an Error with `code` (and the host's own
-  `hostCode`): catch it with try/catch to take another path.
+  `hostCode`, `details` and `nextActions`, e.g. `e.nextActions[0].command`): catch
+  it with try/catch to take another path.
 - Calls marked `@approval` ask a person first. The run waits (up to {wait:g} s)
   for the person's decision in run-repl. Approved: the call runs and `run`
   returns the final result. Denied: the awaited call throws an Error with code

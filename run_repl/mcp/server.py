@@ -14,6 +14,7 @@ dropped connection) cancels its run.
 from __future__ import annotations
 
 import asyncio
+import contextvars
 import logging
 import socket
 import sys
@@ -51,12 +52,14 @@ from .approval_wait import (
 from .client_approval import ClientApprovals, can_ask
 from .declarations import declarations
 from .replies import (
+    docs_reply,
     error_reply,
     not_saved_words,
     page_reply,
     paused_words,
     run_reply,
     status_reply,
+    wire_safe,
 )
 from .tool_errors import (
     INTERNAL_ERROR,
@@ -80,6 +83,8 @@ from .tools import (
 )
 
 log = logging.getLogger("run_repl.mcp")
+# The run this tool call made, once it made one (each call runs in a task of its own).
+_call_run: contextvars.ContextVar[str | None] = contextvars.ContextVar("call_run", default=None)
 
 DTS_URI = "run-repl://host.d.ts"
 GUIDE_URI = "run-repl://guide"
@@ -152,36 +157,77 @@ class RunReplMcp:
     async def call_tool(
         self, ctx: ServerRequestContext[Any], params: types.CallToolRequestParams
     ) -> types.CallToolResult:
+        """Every call gets an answer: a handler's failure is a tool error naming the run
+        it made, and a reply that could not be written (a lone surrogate) is escaped."""
         arguments = params.arguments or {}
+        _call_run.set(None)
         try:
-            if params.name == RUN:
-                return await self.run(ctx, arguments)
-            if params.name == EXPAND:
-                return await self.expand(arguments)
-            if params.name == DOCS:
-                return self.docs(arguments)
-            if params.name == APPROVAL_STATUS:
-                return await self.approval_status(ctx, arguments)
-            names = [t.name for t in self._tools]
-            close = closest(params.name, names)
-            raise ToolError(
-                TOOL_UNKNOWN,
-                f"run-repl has no tool {params.name!r}"
-                + (f": did you mean {close}?" if close else "."),
-                edit(f"Call one of {', '.join(names)}.", tool=close or RUN),
-            )
+            result = await self._dispatch(ctx, params.name, arguments)
         except ToolError as exc:
-            return error_reply(exc)
+            result = error_reply(exc, _call_run.get())
         except Exception as exc:  # a bug: the model gets a tool error, the log the traceback
             log.exception("tool %s failed", params.name)
+            result = self._internal_error(params.name, exc)
+        return self._deliverable(params.name, result)
+
+    async def _dispatch(
+        self, ctx: ServerRequestContext[Any], name: str, arguments: dict[str, Any]
+    ) -> types.CallToolResult:
+        if name == RUN:
+            return await self.run(ctx, arguments)
+        if name == EXPAND:
+            return await self.expand(arguments)
+        if name == DOCS:
+            return self.docs(arguments)
+        if name == APPROVAL_STATUS:
+            return await self.approval_status(ctx, arguments)
+        names = [t.name for t in self._tools]
+        close = closest(name, names)
+        raise ToolError(
+            TOOL_UNKNOWN,
+            f"run-repl has no tool {name!r}" + (f": did you mean {close}?" if close else "."),
+            edit(f"Call one of {', '.join(names)}.", tool=close or RUN),
+        )
+
+    def _internal_error(self, tool: str, exc: BaseException) -> types.CallToolResult:
+        run_id = _call_run.get()
+        what = f"run-repl failed inside the {tool} tool ({type(exc).__name__}: {exc})"
+        if run_id is None:
             return error_reply(
                 ToolError(
                     INTERNAL_ERROR,
-                    f"run-repl failed inside the {params.name} tool ({type(exc).__name__}: {exc}); "
-                    "this is a bug in run-repl, not in your call.",
+                    f"{what}; this is a bug in run-repl, not in your call.",
                     {"type": "retry", "why": "Try again; if it keeps failing, tell the person."},
                 )
             )
+        # The run ran (its calls happened): running it again could do them twice.
+        return error_reply(
+            ToolError(
+                INTERNAL_ERROR,
+                f"{what} after the run {run_id} ran; it is in run-repl's history. This is a "
+                "bug in run-repl, not in your call.",
+                {
+                    "type": "run_cli_command",
+                    "command": "run-repl history",
+                    "why": f"The snippet did run as {run_id}: check its result in the history "
+                    "before running it again.",
+                },
+            ),
+            run_id,
+        )
+
+    def _deliverable(self, tool: str, result: types.CallToolResult) -> types.CallToolResult:
+        """`result` as it can be written on the wire (over stdio, a reply that cannot
+        be encoded used to end the server): a lone surrogate, which JavaScript strings
+        may hold and UTF-8 cannot, becomes its visible `\\uXXXX` escape."""
+        for attempt in (result, wire_safe(result)):
+            try:
+                attempt.model_dump_json(by_alias=True, exclude_unset=True)
+                return attempt
+            except Exception as exc:
+                failure = exc
+        log.error("tool %s: its reply cannot be written (%s)", tool, failure)
+        return wire_safe(self._internal_error(tool, failure))
 
     # ------------------------------------------------------------------ run
     async def run(
@@ -190,12 +236,20 @@ class RunReplMcp:
         args = parse_run(arguments, self.settings)
         limits = Limits(timeout_ms=max(1, round(args.timeout_s * 1000)))
         result = await self._run_cancellable(args.code, limits)
+        _call_run.set(result.run_id)
+        most = self.settings.max_timeout_s
         if result.status != "interrupted":
-            return run_reply(result)
+            return run_reply(result, max_timeout_s=most)
         reason = await asyncio.to_thread(self.ws.not_saved_reason, result)
         if reason is not None:
             sentence, action = not_saved_words(reason)
-            return run_reply(result, paused_next=sentence, paused_action=action)
+            return run_reply(
+                result,
+                max_timeout_s=most,
+                paused_next=sentence,
+                paused_action=action,
+                waiting=False,
+            )
         start = partial(standing, self.ws.store, result)
         refused: list[str] = []
         if self.options.approve_via == "client" and can_ask(ctx):
@@ -282,11 +336,15 @@ class RunReplMcp:
     def _after_wait(
         self, state: Standing, first: RunResult, refused: list[str] | None = None
     ) -> types.CallToolResult:
+        most = self.settings.max_timeout_s
         if state.status == "done" and state.result is not None:
-            return run_reply(state.result)
+            return run_reply(state.result, max_timeout_s=most, resumed_from=first.run_id)
         if state.status == "ended":
             return status_reply(
-                state, wait_s=self.options.approval_wait_s, approve_command=self.ws.approve_command
+                state,
+                wait_s=self.options.approval_wait_s,
+                approve_command=self.ws.approve_command,
+                max_timeout_s=most,
             )
         latest = state.result or first
         sentence, action = paused_words(
@@ -297,7 +355,13 @@ class RunReplMcp:
         )
         if refused:
             sentence = " ".join(["The client's answer was not recorded:", *refused, sentence])
-        return run_reply(latest, paused_next=sentence, paused_action=action)
+        return run_reply(
+            latest,
+            max_timeout_s=most,
+            paused_next=sentence,
+            paused_action=action,
+            resumed_from=first.run_id,
+        )
 
     # ------------------------------------------------------------------ expand_result
     async def expand(self, arguments: dict[str, Any]) -> types.CallToolResult:
@@ -352,8 +416,7 @@ class RunReplMcp:
             }
             for d in declared
         ]
-        data = {"host": self.ws.host.name, "functions": functions, "declarations": text}
-        return types.CallToolResult(content=[types.TextContent(text=text)], structured_content=data)
+        return docs_reply(self.ws.host.name, functions, text)
 
     # ------------------------------------------------------------------ approval_status
     async def approval_status(
@@ -373,9 +436,19 @@ class RunReplMcp:
                 return standing_of_approvals(store, ids)
 
         state = await asyncio.to_thread(start)  # an unknown id is an error at once
+        asked = args.run_id
+        if asked is None and args.approval_ids:
+            first = await asyncio.to_thread(store.get_approval, args.approval_ids[0])
+            asked = first.run_id if first is not None else None
         if state.status == "waiting" and args.wait_s > 0:
             state = await self._wait(ctx, start, args.wait_s)
-        return status_reply(state, wait_s=args.wait_s, approve_command=self.ws.approve_command)
+        return status_reply(
+            state,
+            wait_s=args.wait_s,
+            approve_command=self.ws.approve_command,
+            max_timeout_s=self.settings.max_timeout_s,
+            asked=asked,
+        )
 
     # ------------------------------------------------------------------ resources and prompt
     async def list_resources(

@@ -1,9 +1,11 @@
 """What a host function knows about the call it is serving.
 
 `get_host_function_context()` works inside a host function, sync or async,
-and in work it awaits; anywhere else it raises. `interrupt(payload)` ends the
-run as `interrupted`; when the run resumes, the same call is made again with
-`resume` set.
+and in work it awaits; anywhere else it raises, and so does work the call left
+running once the call has settled (Python copies context variables into the
+tasks a function starts, so the engine ends each context when its call
+settles). `interrupt(payload)` ends the run as `interrupted`; when the run
+resumes, the same call is made again with `resume` set.
 """
 
 from __future__ import annotations
@@ -82,11 +84,22 @@ class HostFunctionContext:
     resume: Resume | None = None
     approval_wait_ms: float | None = None
     _interrupted: bool = field(default=False, repr=False)
+    _settled: bool = field(default=False, repr=False)
+
+    def settle(self) -> None:
+        """The call has its outcome: from now on nothing can fetch or act on this
+        context (its fields stay readable, as a record of the call)."""
+        self._settled = True
 
     def interrupt(self, payload: Any = None) -> None:
         """End the run as `interrupted`, with `payload` for whoever decides.
 
         Never returns. The payload must be data that can cross the boundary."""
+        if self._settled:
+            raise RuntimeError(
+                f"interrupt() was called on the context of {self.path}(), a host call that "
+                f"has ended: {_LIFETIME}"
+            )
         try:
             codec.encode(payload, levels=PAYLOAD_DEPTH)
         except codec.CodecError as exc:
@@ -108,7 +121,18 @@ def get_host_function_context() -> HostFunctionContext:
             "get_host_function_context() was called outside a host function call: call it "
             "from inside a function the sandbox is running."
         )
+    if ctx._settled:
+        raise RuntimeError(
+            f"get_host_function_context() was called from work that the host call "
+            f"{ctx.path}() left running, after that call had ended: {_LIFETIME}"
+        )
     return ctx
+
+
+_LIFETIME = (
+    "a call's context lives only until the call returns. Await the work inside the "
+    "call, or give work that outlives it what it needs (ctx.args, ...) as plain values."
+)
 
 
 def bind(ctx: HostFunctionContext) -> contextvars.Context:

@@ -9,22 +9,18 @@ error envelope that keeps the audit trail.
 
 from __future__ import annotations
 
-import datetime as dt
-import json
 from collections.abc import Iterable
 from dataclasses import dataclass, field
 from typing import Any
 
-from . import codec
 from .errors import ErrorCode
 from .guest_errors import map_error
+from .json_data import as_json_data
 from .limits import Limits
 from .nesting import (
     MAX_DEPTH,
     PAYLOAD_DEPTH,
     ValueTooDeep,
-    check_depth,
-    expands_past,
     flatten_hint,
     loads,
 )
@@ -41,7 +37,6 @@ from .result_store import StoredItems, new_ref
 from .session import SessionOutcome
 from .source import PreparedSource
 from .value_window import Window, chunk_texts, window_of_chunks, window_of_value
-from .values import UNDEFINED, JSBigInt
 
 INLINE_LOGS = 50
 
@@ -233,27 +228,6 @@ def _value_kind(value: Any) -> ValueKind:
 
 
 def jsonable(value: Any, levels: int = MAX_DEPTH) -> Any:
-    """Host-side values as JSON data for the envelope (dates as ISO text, ...);
-    a preview instead when that cannot be done, or would be too big to read."""
-    if expands_past(value):
-        return codec.preview(value)
-    try:
-        data = json.loads(json.dumps(value, default=_json_default))
-        check_depth(data, levels)
-        return data
-    except (TypeError, ValueError, RecursionError):  # too deep too: a person reads a preview
-        return codec.preview(value)
-
-
-def _json_default(value: Any) -> Any:
-    if isinstance(value, dt.datetime | dt.date):
-        return value.isoformat()
-    if value is UNDEFINED:
-        return None
-    if isinstance(value, JSBigInt):
-        return str(int(value))
-    if isinstance(value, set | frozenset):
-        return list(value)
-    if isinstance(value, bytes):
-        return list(value)
-    raise TypeError
+    """Host-side values as JSON data for the envelope, part by part (see json_data):
+    a payload with a BigInt or a cycle stays a payload a program and a person read."""
+    return as_json_data(value, levels)

@@ -32,6 +32,7 @@ class ErrorCode(StrEnum):
     RUN_BUSY = "RUN_BUSY"
     RUN_APPROVAL_DENIED = "RUN_APPROVAL_DENIED"
     RUN_CONTINUATION_INVALID = "RUN_CONTINUATION_INVALID"
+    RUN_RESOLUTION_INVALID = "RUN_RESOLUTION_INVALID"
     RUN_REPLAY_MISMATCH = "RUN_REPLAY_MISMATCH"
     RUN_WORKER_CRASHED = "RUN_WORKER_CRASHED"
     RUN_INTERNAL_ERROR = "RUN_INTERNAL_ERROR"
@@ -119,6 +120,12 @@ _STEPS: dict[ErrorCode, tuple[str, str]] = {
         _RUN_AGAIN,
         "This continuation cannot be used (tampered, expired, already used or for another "
         "run): run the snippet again from the start.",
+    ),
+    ErrorCode.RUN_RESOLUTION_INVALID: (
+        _EDIT,
+        "Fix the resolutions (the message names the entry): one {'interruption_id': ..., "
+        "'value': ...} per pending interruption, then resume with the same continuation "
+        "(nothing ran, so it is still good).",
     ),
     ErrorCode.RUN_REPLAY_MISMATCH: (
         _RUN_AGAIN,
@@ -274,6 +281,14 @@ class ContinuationInvalid(RunReplError, ValueError):
     """Tampered, truncated, expired, used, or for another source, host, audience or context."""
 
     code = ErrorCode.RUN_CONTINUATION_INVALID
+
+
+class ResolutionInvalid(RunReplError, ValueError):
+    """A set of resolutions that cannot be used as it is: not a list, an entry that is
+    not exactly {interruption_id, value}, two for one interruption, or an id the
+    continuation does not wait on. The message names the entry."""
+
+    code = ErrorCode.RUN_RESOLUTION_INVALID
 
 
 class SecretTooShort(RunReplError, ValueError):

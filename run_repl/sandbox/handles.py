@@ -21,6 +21,8 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any, TypeVar
 
+from .host_functions import SPECIAL_MEMBERS
+
 T = TypeVar("T", bound=type)
 
 MAX_HANDLE_DEPTH = 4  # levels of handle-valued attributes shown as nested members
@@ -56,7 +58,9 @@ def members(obj: Any, depth: int = 0) -> dict[str, Any]:
     """The handle's public methods (True) and handle-valued attributes (nested)."""
     tree: dict[str, Any] = {}
     for name in dir(type(obj)) if depth <= MAX_HANDLE_DEPTH else ():
-        if name.startswith("_"):
+        if name.startswith("_") or name in SPECIAL_MEMBERS:
+            # Never a member: `await` would call a handle's then(), JSON.stringify its
+            # toJSON(), String() its toString().
             continue
         static = inspect.getattr_static(obj, name, None)
         if isinstance(static, property):
@@ -70,7 +74,13 @@ def members(obj: Any, depth: int = 0) -> dict[str, Any]:
         elif is_handle(value) and value is not obj:
             tree[name] = members(value, depth + 1)
     for name, value in vars(obj).items() if hasattr(obj, "__dict__") else ():
-        if not name.startswith("_") and is_handle(value) and value is not obj and name not in tree:
+        if (
+            not name.startswith("_")
+            and name not in SPECIAL_MEMBERS
+            and is_handle(value)
+            and value is not obj
+            and name not in tree
+        ):
             tree[name] = members(value, depth + 1)
     return tree
 
@@ -80,7 +90,7 @@ def handle_member(obj: Any, path: str) -> Callable[..., Any] | None:
     node: Any = obj
     parts = path.split(".")
     for i, part in enumerate(parts):
-        if not part or part.startswith("_"):
+        if not part or part.startswith("_") or part in SPECIAL_MEMBERS:
             return None
         try:
             node = getattr(node, part)

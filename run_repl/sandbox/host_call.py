@@ -263,6 +263,7 @@ def error_wire(
     name: str = "HostFunctionError",
     host_code: str | None = None,
     details: Any = None,
+    next_actions: list[dict[str, Any]] | None = None,
 ) -> str:
     """The wire form of an error the guest's await throws."""
     body: dict[str, Any] = {"code": str(code), "message": message, "name": name}
@@ -270,11 +271,15 @@ def error_wire(
         body["host_code"] = host_code
     if details is not None:
         body["details"] = details
-    try:
-        return codec.encode(body)
-    except CodecError:
-        body.pop("details", None)
-        return codec.encode(body)
+    if next_actions is not None:
+        body["next_actions"] = next_actions  # the snippet's caught error: e.nextActions
+    # What cannot cross is left out, the host's own data first; the rest is text.
+    for left_out in ((), ("next_actions",), ("details",), ("details", "next_actions")):
+        try:
+            return codec.encode({k: v for k, v in body.items() if k not in left_out})
+        except CodecError:
+            continue
+    raise AssertionError("not reached: the remaining fields are text")
 
 
 def failed(
@@ -379,6 +384,7 @@ class HostCallRunner:
                 audit=f"HostError: {he.message}",
                 host_code=he.host_code,
                 details=he.details,
+                next_actions=he.host_next_actions,
                 started=started,
             )
             # The audit carries the host's own code; so does the envelope, if the
@@ -487,8 +493,10 @@ class HostCallRunner:
             # The decision is used here: the function must not see it as its own resume.
             ctx.resume = None
             if resume.resolution is not True:
+                # The call as the person saw it, so the denial says which one it was.
                 raise ApprovalDenied(
-                    f"{ctx.path}() was not approved.", interruption_id=resume.interruption_id
+                    f"{ctx.path}{codec.args_preview(list(ctx.args))} was not approved.",
+                    interruption_id=resume.interruption_id,
                 )
             return "approved"
         if mode == "allow":
@@ -526,6 +534,7 @@ def _cli_only(fn: HostFunction, ctx: HostFunctionContext, started: float) -> Cal
         message,
         name="SecretRequiresCliError",
         host_code=str(ErrorCode.SECRET_REQUIRES_CLI),
+        next_actions=[action],
         started=started,
     )
     outcome.error_code = ErrorCode.SECRET_REQUIRES_CLI

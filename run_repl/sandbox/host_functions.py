@@ -23,20 +23,58 @@ from .errors import HostFunctionsError
 
 IDENTIFIER = re.compile(r"^[A-Za-z_$][A-Za-z0-9_$]*$")
 
-# Globals a host namespace may not replace: the guest's own builtins.
+# Globals a host namespace may not replace: every global QuickJS defines (those the
+# guest runtime removes, such as InternalError and eval, too: its own code still uses
+# them), the ones the sandbox adds, and words that cannot name a global binding. A
+# test checks this list against the engine's and the guest's real globalThis.
 RESERVED_GLOBALS = frozenset(
     """
     Object Function Array Number parseFloat parseInt Infinity NaN undefined Boolean String
     Symbol Date Promise RegExp Error AggregateError EvalError RangeError ReferenceError
-    SyntaxError TypeError URIError SuppressedError globalThis JSON Math Intl ArrayBuffer
-    Atomics Uint8Array Int8Array Uint16Array Int16Array Uint32Array Int32Array Float16Array
-    Float32Array Float64Array Uint8ClampedArray BigUint64Array BigInt64Array DataView Map
-    BigInt Set WeakMap WeakSet Proxy Reflect FinalizationRegistry WeakRef decodeURI
-    decodeURIComponent encodeURI encodeURIComponent escape unescape eval isFinite isNaN
-    console URL URLSearchParams TextEncoder TextDecoder structuredClone crypto Iterator
-    DisposableStack AsyncDisposableStack SharedArrayBuffer arguments await yield let static
+    SyntaxError TypeError URIError InternalError SuppressedError globalThis JSON Math Intl
+    ArrayBuffer SharedArrayBuffer Atomics Uint8Array Int8Array Uint16Array Int16Array
+    Uint32Array Int32Array Float16Array Float32Array Float64Array Uint8ClampedArray
+    BigUint64Array BigInt64Array DataView Map BigInt Set WeakMap WeakSet Proxy Reflect
+    FinalizationRegistry WeakRef decodeURI decodeURIComponent encodeURI encodeURIComponent
+    escape unescape eval isFinite isNaN queueMicrotask DOMException btoa atob performance
+    Iterator DisposableStack AsyncDisposableStack WebAssembly
+    console URL URLSearchParams TextEncoder TextDecoder structuredClone crypto
+    arguments await yield let static
     """.split()
 )
+# Names JavaScript gives a meaning to on every object, refused for a namespace or a
+# function at any level: Object.prototype's own (a namespace's `toString` or `valueOf`
+# would be called by String(ns) or ns + ""; globalThis inherits them too), `then`
+# (a namespace with it is a thenable: `await tools` would call the host, and a global
+# `then` makes globalThis one), `toJSON` (JSON.stringify calls it) and `prototype`.
+OBJECT_PROTOTYPE_NAMES = frozenset(
+    """
+    constructor __proto__ __defineGetter__ __defineSetter__ __lookupGetter__ __lookupSetter__
+    hasOwnProperty isPrototypeOf propertyIsEnumerable toLocaleString toString valueOf
+    """.split()
+)
+SPECIAL_MEMBERS = OBJECT_PROTOTYPE_NAMES | {"then", "toJSON", "prototype"}
+_SPECIAL_WHY = {
+    "then": "`await` calls an object's then(), so the object holding it (its namespace, or "
+    "globalThis) would become a thenable that calls the host",
+    "toJSON": "JSON.stringify calls an object's toJSON()",
+    "__proto__": "it sets an object's prototype",
+    "prototype": "it names a constructor's prototype",
+}
+
+
+def special_name_why(name: str) -> str | None:
+    """Why `name` cannot name a namespace, a function or a global value (None: it can)."""
+    if name in _SPECIAL_WHY:
+        return _SPECIAL_WHY[name]
+    if name in OBJECT_PROTOTYPE_NAMES:
+        return (
+            f"every object inherits Object.prototype.{name}, and code that converts or "
+            "inspects an object calls it"
+        )
+    return None
+
+
 # JavaScript reserved words cannot be bare identifiers.
 JS_RESERVED = frozenset(
     """
@@ -190,6 +228,12 @@ def _check_name(name: Any, where: str, top: bool) -> str:
         # `documents.delete` is fine; a global named `delete` could never be written.
         raise HostFunctionsError(
             f"host_functions: {name!r} is a JavaScript reserved word; use it inside a namespace."
+        )
+    why = special_name_why(name)
+    if why is not None:
+        raise HostFunctionsError(
+            f"host_functions: {name!r}{where} cannot name a namespace or a function: {why}. "
+            "Rename it."
         )
     if top and name in RESERVED_GLOBALS:
         raise HostFunctionsError(

@@ -20,6 +20,7 @@ from dataclasses import dataclass
 from typing import Any, Protocol, runtime_checkable
 
 from .approval import ApprovalPolicy, check_policy
+from .codec import a_or_an
 from .continuation import (
     GUEST_RUNTIME,
     ContinuationInvalid,
@@ -29,7 +30,7 @@ from .continuation import (
     load_or_create_secret,
 )
 from .envelope import Envelope, build_envelope, log_chunks
-from .errors import ErrorCode, HostFunctionsError
+from .errors import ErrorCode, HostFunctionsError, ResolutionInvalid
 from .guest_errors import rewrite_positions
 from .host_functions import HostManifest, build_manifest
 from .limits import Limits
@@ -205,6 +206,9 @@ class Runner:
             except ContinuationInvalid as exc:
                 error = plain_error(ErrorCode.RUN_CONTINUATION_INVALID, f"Cannot resume: {exc}.")
                 return _failed(run_id, error)
+            except ResolutionInvalid as exc:
+                error = plain_error(ErrorCode.RUN_RESOLUTION_INVALID, f"Cannot resume: {exc}")
+                return _failed(run_id, error)
             logical_run_id, seed, clock_ms = state.logical_run_id, state.seed, state.clock_ms
             guard = self._guard(state, request.resume_guard)
         elif request.resolutions:
@@ -268,16 +272,7 @@ class Runner:
             context=request.context,
             values_digest=values_digest(values_wire),
         )
-        answers: dict[str, Any] = {}
-        for item in request.resolutions or []:
-            if not isinstance(item, Mapping) or "interruption_id" not in item:
-                raise ContinuationInvalid(
-                    "each resolution is {'interruption_id': ..., 'value': ...}"
-                )
-            iid = str(item["interruption_id"])
-            if iid not in state.pending:
-                raise ContinuationInvalid(f"this continuation has no pending interruption {iid!r}")
-            answers[iid] = item.get("value")
+        answers = check_resolutions(request.resolutions, state.pending)
         plan = ReplayPlan(
             entries=state.entries,
             settle_order=state.settle_order,
@@ -385,6 +380,65 @@ class Runner:
         if self._recent.get_items(ref) is not None:
             return page_of(self._recent, ref, offset, limit)
         return page_of(self.store, ref, offset, limit)
+
+
+RESOLUTION_SHAPE = "{'interruption_id': ..., 'value': ...}"
+RESOLUTION_FIELDS = frozenset({"interruption_id", "value"})
+
+
+def check_resolutions(resolutions: Any, pending: Iterable[str]) -> dict[str, Any]:
+    """The answers a set of resolutions gives, by interruption id; ResolutionInvalid
+    (naming the entry) unless the whole set is good. Checked before anything runs,
+    so a bad set is refused as a whole and never half used: an ambiguous yes-and-no,
+    a misspelt field that would resume with no value, an id the run is not waiting on."""
+    waiting = list(pending)
+    if resolutions is None:
+        return {}
+    if isinstance(resolutions, Mapping | str | bytes) or not isinstance(resolutions, Iterable):
+        raise ResolutionInvalid(
+            f"resolutions is {a_or_an(type(resolutions).__name__)}: send a list of "
+            f"{RESOLUTION_SHAPE}, one per interruption you decide."
+        )
+    answers: dict[str, Any] = {}
+    where: dict[str, int] = {}
+    for n, item in enumerate(resolutions):
+        entry = f"resolutions[{n}]"
+        if not isinstance(item, Mapping):
+            raise ResolutionInvalid(
+                f"{entry} is {a_or_an(type(item).__name__)}; send {RESOLUTION_SHAPE}."
+            )
+        unknown = [k for k in item if k not in RESOLUTION_FIELDS]
+        if unknown:
+            raise ResolutionInvalid(
+                f"{entry} has the unknown field {unknown[0]!r}; each resolution is exactly "
+                f"{RESOLUTION_SHAPE}."
+            )
+        missing = [k for k in ("interruption_id", "value") if k not in item]
+        if missing:
+            raise ResolutionInvalid(
+                f"{entry} has no {missing[0]!r}; each resolution is exactly {RESOLUTION_SHAPE} "
+                "(a value of None is an answer too)."
+            )
+        iid = item["interruption_id"]
+        if not isinstance(iid, str):
+            raise ResolutionInvalid(
+                f"{entry} has an interruption_id that is {a_or_an(type(iid).__name__)}, not "
+                f"text; send {RESOLUTION_SHAPE} with the id from result.interruptions."
+            )
+        if iid in where:
+            raise ResolutionInvalid(
+                f"{entry} answers interruption {iid!r} again (resolutions[{where[iid]}] "
+                f"already does); send one {RESOLUTION_SHAPE} per interruption."
+            )
+        if iid not in waiting:
+            them = ", ".join(repr(i) for i in waiting) or "none"
+            raise ResolutionInvalid(
+                f"{entry}: this continuation has no pending interruption {iid!r} (it waits "
+                f"on {them}); send {RESOLUTION_SHAPE} for those only."
+            )
+        where[iid] = n
+        answers[iid] = item["value"]
+    return answers
 
 
 def _failed(run_id: str, error: RunErrorInfo) -> RunResult:

@@ -14,7 +14,7 @@ from typing import Any
 
 from . import codec
 from .errors import CodecError, HostResultTooLarge, ValuesError
-from .host_functions import IDENTIFIER, JS_RESERVED, RESERVED_GLOBALS
+from .host_functions import IDENTIFIER, JS_RESERVED, RESERVED_GLOBALS, special_name_why
 
 
 def encode_values(
@@ -30,6 +30,9 @@ def encode_values(
             raise ValuesError(
                 f"values: {name!r} is not a JavaScript identifier; use letters, digits, _ and $."
             )
+        why = special_name_why(name)
+        if why is not None:
+            raise ValuesError(f"values: {name!r} cannot name a global value: {why}.")
         if name in JS_RESERVED or name in RESERVED_GLOBALS:
             raise ValuesError(
                 f"values: {name!r} is a JavaScript reserved word or one of the sandbox's own "

@@ -668,6 +668,7 @@ class RunSession:
             else:
                 poll = self._finish_live(entry, outcome)
         finally:
+            ctx.settle()  # work the function left running cannot reach this call any more
             self.running -= 1
             # A finished call leaves the table: its task's context holds its arguments.
             self.tasks.pop(ctx.request_index, None)

@@ -5,7 +5,7 @@ agent reads after calling a `run` tool. Four shapes:
 
     {"ok": true, "result": ..., "logs": [...]}
     {"ok": false, "error": "TypeError: x is not a function (line 3). Next: ..."}
-    {"ok": false, "error": "Denied (RUN_TIMEOUT): the run passed its deadline ... Next: ..."}
+    {"ok": false, "error": "Timed out (RUN_TIMEOUT): The run passed its deadline ... Next: ..."}
     {"ok": false, "error": "Paused: 1 operation in this code needs the user's approval and was NOT run. ..."}
 
 A large value comes as its window (the leading items) with how to page the
@@ -22,22 +22,26 @@ from .errors import ErrorCode
 if TYPE_CHECKING:
     from .result import RunResult
 
-# Failures where the sandbox (a limit, the policy, the runner) said no, rather than the code.
+# Failures where the sandbox said no, rather than the code: how each kind is worded. A
+# refusal is "Denied"; a run stopped by a limit or a cancel was not refused anything.
 DENIALS = frozenset(
     {
-        ErrorCode.RUN_TIMEOUT,
-        ErrorCode.RUN_MEMORY_EXCEEDED,
         ErrorCode.RUN_SOURCE_TOO_LARGE,
+        ErrorCode.RUN_BUSY,
+        ErrorCode.RUN_APPROVAL_DENIED,
+        ErrorCode.SECRET_REQUIRES_CLI,
+    }
+)
+LIMITS = frozenset(
+    {
+        ErrorCode.RUN_MEMORY_EXCEEDED,
         ErrorCode.RUN_VALUE_TOO_LARGE,
         ErrorCode.RUN_BRIDGE_LIMIT,
         ErrorCode.RUN_ARGUMENT_TOO_LARGE,
         ErrorCode.RUN_HOST_RESULT_TOO_LARGE,
-        ErrorCode.RUN_BUSY,
-        ErrorCode.RUN_APPROVAL_DENIED,
-        ErrorCode.RUN_ABORTED,
-        ErrorCode.SECRET_REQUIRES_CLI,
     }
 )
+STOPS = {ErrorCode.RUN_TIMEOUT: "Timed out", ErrorCode.RUN_ABORTED: "Stopped"}
 MAX_LOG_LINES = 20
 DEFAULT_PAUSED_NEXT = (
     "A person decides in run-repl; the run then resumes where it paused. Do not retry "
@@ -97,6 +101,10 @@ def _error(result: RunResult) -> str:
     )
     if error.code in DENIALS:
         text = f"Denied ({error.code}): {error.message}"
+    elif error.code in LIMITS:
+        text = f"Over a limit ({error.code}): {error.message}"
+    elif error.code in STOPS:
+        text = f"{STOPS[error.code]} ({error.code}): {error.message}"
     else:
         text = f"{error.message}{where}"
         if error.code not in (ErrorCode.RUN_EXCEPTION, ErrorCode.RUN_SYNTAX_ERROR):

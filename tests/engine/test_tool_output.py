@@ -31,10 +31,17 @@ async def test_an_exception_with_its_line_and_next_step() -> None:
     assert "(line 3)" in out["error"] and "Next: " in out["error"]
 
 
-async def test_a_limit_is_a_denial() -> None:
+async def test_a_timeout_is_worded_as_a_timeout_not_a_refusal() -> None:
     result = await run("while (true) {}", limits=Limits(timeout_ms=200))
     out = result.to_tool_output()
-    assert out["error"].startswith("Denied (RUN_TIMEOUT): ")
+    assert out["error"].startswith("Timed out (RUN_TIMEOUT): ")
+    assert "Denied" not in out["error"]
+
+
+async def test_a_refusal_is_a_denial() -> None:
+    result = await run("1;" * 1000, limits=Limits(max_source_bytes=1024))
+    out = result.to_tool_output()
+    assert out["error"].startswith("Denied (RUN_SOURCE_TOO_LARGE): ")
 
 
 async def test_a_paused_run_says_what_was_not_run() -> None:

@@ -243,12 +243,14 @@ def test_an_approval_whose_arguments_cannot_be_shown_whole_is_refused_unasked() 
     assert question.args[0][0] == question.args[0][1]  # written out twice, as JSON does
 
 
-def test_a_function_that_asks_itself_shows_such_an_argument_as_a_preview() -> None:
+def test_a_function_that_asks_itself_shows_such_an_argument_with_its_repeats_marked() -> None:
     result, _ = run_in_child(f"return await h.ask({shared_levels(40)}, 7)")
     assert result.status == "interrupted", result.error
     [question] = result.interruptions or []
-    preview, seven = question.args
-    assert isinstance(preview, str) and preview.startswith("[[[") and len(preview) <= 200
+    dag, seven = question.args
+    # Still data, written once: each array's second use names where it was written.
+    assert isinstance(dag, list) and dag[1] == "[Shared $[0]]"
+    assert dag[0][1] == "[Shared $[0][0]]" and len(json.dumps(dag)) < 5_000
     assert seven == 7 and question.payload == {"why": "big"}
 
 

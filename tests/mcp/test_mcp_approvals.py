@@ -112,17 +112,18 @@ async def test_the_wait_runs_out_and_approval_status_has_the_final_result(data: 
         [action] = envelope["next_actions"]
         assert action["then"] == {"tool": "approval_status", "arguments": {"run_id": run_id}}
         words = text_of(paused)
-        assert words["error"].startswith(
-            "Paused: 1 operation in this code needs the user's approval and was NOT run"
+        assert words["status"] == "waiting_for_approval"
+        assert words["waiting"].startswith(
+            "1 call in this code needs a person's approval and was NOT run yet"
         )
-        assert "approval_status" in words["error"] and "Do not retry" in words["error"]
+        assert "approval_status" in words["next"] and "Do not retry" in words["next"]
         assert "continuation" not in envelope
 
         still = await server.call("approval_status", {"run_id": run_id})
         assert still.structured_content["status"] == "waiting"
         assert [a["id"] for a in still.structured_content["approvals"]] == [approval_id]
         assert still.structured_content["approvals"][0]["state"] == "pending"
-        assert "Still waiting" in text_of(still)["error"]
+        assert "Still waiting" in text_of(still)["waiting"]
         assert not published(data)
 
         decided = await anyio.to_thread.run_sync(cli, data, "approvals", "approve", approval_id)

@@ -134,7 +134,7 @@ async def test_a_client_that_cannot_be_asked_leaves_it_to_the_terminal(data: Pat
     server, result = await run_asking(data, person, "--approval-wait", "0.1", mode="auto")
     assert person.questions == []
     assert result.structured_content["status"] == "interrupted"
-    assert "approval_status" in text_of(result)["error"]
+    assert "approval_status" in text_of(result)["next"]
     assert server.stderr.read_text().count("cannot be asked") == 1
 
 

@@ -853,12 +853,14 @@ function settle(id, ok, mode, text, elapsed) {
     c.resolve(value);
     return;
   }
-  // value: {code, message, name?, host_code?, details?}
+  // value: {code, message, name?, host_code?, details?, next_actions?}
   const code = value.code || "RUN_HOST_FUNCTION_ERROR";
   const err = makeError(code, value.message, { path: c.path, site: c.site, seq: id });
   if (value.name) defineProperty(err, "name", { value: value.name, writable: true, configurable: true });
   if (value.host_code !== undefined) defineProperty(err, "hostCode", { value: value.host_code, writable: false, configurable: false, enumerable: true });
   if (value.details !== undefined) defineProperty(err, "details", { value: value.details, writable: false, configurable: false, enumerable: true });
+  // The host's next actions, as the envelope has them ({type, command?, why, ...}).
+  if (value.next_actions !== undefined) defineProperty(err, "nextActions", { value: value.next_actions, writable: false, configurable: false, enumerable: true });
   if (value.interruption_id !== undefined) defineProperty(err, "interruption_id", { value: value.interruption_id, writable: false, configurable: false });
   c.failure = err;
   c.reject(err);

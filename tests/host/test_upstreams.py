@@ -359,3 +359,49 @@ def test_the_catalog_shows_a_tools_fields(host) -> None:  # type: ignore[no-unty
     shown = {f.path: f.js_signature for f in describe(host)}
     assert shown["up.echo"] == "up.echo({text, times?})"
     assert shown["up.json_text"] == "up.json_text()"
+
+
+async def test_an_agents_docs_follow_a_changed_tool_list(tmp_path: Path) -> None:
+    import os
+
+    from mcp import Client, StdioServerParameters
+    from mcp.client.stdio import stdio_client
+
+    state = tmp_path / "state"
+    state.mkdir()
+    data = tmp_path / "data"
+    (data / "config").mkdir(parents=True)
+    (data / "config" / "config.toml").write_text(
+        "[upstreams.up]\n"
+        f"command = {json.dumps(sys.executable)}\n"
+        f"args = [{json.dumps(str(SERVER))}]\n"
+        f"env = {{ UPSTREAM_STATE = {json.dumps(str(state))} }}\n"
+    )
+    params = StdioServerParameters(
+        command=sys.executable,
+        args=["-m", "run_repl.cli", "mcp", "--data-dir", str(data)],
+        env={
+            "PATH": os.environ.get("PATH", "/usr/bin:/bin"),
+            "PYTHONPATH": os.environ.get("PYTHONPATH", ""),
+            "RUN_REPL_CONFIG_DIR": str(data / "config"),
+            "HOME": str(data),
+        },
+    )
+
+    async def docs(client: Client) -> str:
+        reply = await client.call_tool("docs", {})
+        return json.dumps(reply.structured_content)
+
+    with open(tmp_path / "server.err", "w") as err:
+        async with Client(stdio_client(params, errlog=err), read_timeout_seconds=120) as client:
+            assert "function echo(" in await docs(client)
+            assert "function extra(" not in await docs(client)
+            grown = await client.call_tool("run", {"code": "return await up.grow()"})
+            assert not grown.is_error, grown.content
+            deadline = time.monotonic() + 20
+            while "function extra(" not in (text := await docs(client)):
+                assert time.monotonic() < deadline, text[:400]
+                await asyncio.sleep(0.1)
+            done = await client.call_tool("run", {"code": "return await up.extra({n: 1})"})
+    assert not done.is_error, done.content
+    assert "2" in json.dumps(done.structured_content)

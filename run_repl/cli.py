@@ -90,6 +90,14 @@ def common_options(*, after_command: bool) -> argparse.ArgumentParser:
         **default,
     )
     group.add_argument(
+        "--upstream",
+        action="append",
+        metavar="NAME=COMMAND",
+        help="an MCP server whose tools become NAME.* host functions: NAME=COMMAND [ARGS] "
+        "(stdio) or NAME=https://... (repeatable; beside --host, or alone)",
+        **default,
+    )
+    group.add_argument(
         "--data-dir",
         help="where the store, history and approvals live (default: the user data dir)",
         **default,
@@ -283,6 +291,7 @@ def _workspace(args: argparse.Namespace, output: Output) -> Any:
     try:
         ws = open_workspace(
             args.host,
+            upstreams=getattr(args, "upstream", None),
             data_dir_override=args.data_dir,
             timeout_ms=args.timeout_ms,
             memory_mb=args.memory_mb,

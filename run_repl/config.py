@@ -14,10 +14,15 @@
     name = "alice"                    # who you are in the approvals audit
     [approvals.deciders]
     "bank" = ["alice", "bob"]         # only they decide bank.* approvals
+    [approvals.policy]
+    "git.git_commit" = "ask"          # over what the function declares; globs too
     [mcp]                             # `run-repl mcp --http`
     tokens_file = "~/.config/run-repl/mcp-tokens.toml"
     allowed_hosts = ["mcp.internal"]  # Host values besides the bound address
     header_timeout_s = 10             # limits for slow clients (see McpSettings)
+    [upstreams.git]                   # an MCP server's tools as git.*
+    command = "mcp-server-git"
+    env = { GIT_TOKEN = "..." }       # reaches the process only
 
 Environment overrides: RUN_REPL_HOST, RUN_REPL_THEME, RUN_REPL_STORE_URL,
 RUN_REPL_APPROVER (and RUN_REPL_MCP_TOKEN, see run_repl.mcp.http_auth). A bad file never stops the program: it says what is wrong,
@@ -33,7 +38,7 @@ from __future__ import annotations
 import os
 import tomllib
 from pathlib import Path
-from typing import Any
+from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
 
@@ -79,6 +84,9 @@ class ApprovalSettings(BaseModel):
     deciders: dict[str, list[str]] = Field(default_factory=dict)
     """Namespace (a host path such as "bank" or "documents.publish", or "*") = the
     names who may decide its approvals; the longest matching namespace applies."""
+    policy: dict[str, Literal["ask", "deny", "allow"]] = Field(default_factory=dict)
+    """Host path or glob = "ask", "deny" or "allow", over what each function declares
+    (`"git.git_commit" = "ask"`, `"fs.*" = "deny"`); an exact path beats a glob."""
 
 
 class McpSettings(BaseModel):
@@ -121,6 +129,9 @@ class Settings(BaseModel):
     store: StoreSettings = Field(default_factory=StoreSettings)
     approvals: ApprovalSettings = Field(default_factory=ApprovalSettings)
     mcp: McpSettings = Field(default_factory=McpSettings)
+    upstreams: dict[str, dict[str, Any]] = Field(default_factory=dict)
+    """MCP servers whose tools become host functions: `[upstreams.NAME]` with `command`,
+    `args`, `env` (or `url`, `headers`); checked when a workspace opens."""
 
     def limits_model(self, **overrides: int | None) -> Limits:
         """These limits with the given fields replaced (None leaves a field as it is);

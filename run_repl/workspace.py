@@ -25,7 +25,7 @@ from types import TracebackType
 from typing import Any
 
 from .config import Settings, config_path, load_settings
-from .host.loader import LoadedHost, load_host
+from .host.loader import HostLoadError, LoadedHost, load_host
 from .paths import NotPrivate, check_private_dir, check_private_file, data_dir
 from .present.approvals import SessionApprovals, approve_command, default_data_dir_flag
 from .sandbox.continuation import SECRET_FILE, SecretTooShort, as_secret, load_or_create_secret
@@ -141,6 +141,10 @@ class Workspace:
             self.runner.flush()
         finally:
             self.store.close()
+            if "+mcp:" in self.host.name or self.host.name.startswith("mcp:"):
+                from .host.upstream.hosts import close_all
+
+                close_all()  # the upstream processes this workspace started
 
     def __enter__(self) -> Workspace:
         return self
@@ -187,6 +191,7 @@ def prepare_data_dir(directory: Path) -> None:
 def open_workspace(
     host_spec: str | None = None,
     *,
+    upstreams: list[str] | None = None,
     data_dir_override: str | None = None,
     timeout_ms: int | None = None,
     memory_mb: int | None = None,
@@ -220,12 +225,47 @@ def open_workspace(
         )
     if warning:
         warnings.append(warning)
-    host = load_host(
-        host_spec or settings.host, data_dir_override=str(directory), warn=warnings.append
-    )
+    host = _host(host_spec or settings.host, upstreams, settings, directory, warnings)
     # The store is the runner's continuation store too: each token resumes its run once.
-    runner = create_runner(limits=limits, store=store, continuation_store=store, secret=secret)
+    runner = create_runner(
+        limits=limits,
+        store=store,
+        continuation_store=store,
+        secret=secret,
+        approvals=dict(settings.approvals.policy) or None,
+    )
     return Workspace(settings, store, host, runner, directory, warnings, store_flag=store_url)
+
+
+def _host(
+    spec: str | None,
+    upstream_flags: list[str] | None,
+    settings: Settings,
+    directory: Path,
+    warnings: list[str],
+) -> LoadedHost:
+    """The --host (or the demo) and the upstreams of the config and the command line.
+    Upstreams alone replace the demo; with a --host they sit beside it."""
+    from .host.upstream.spec import (
+        UpstreamSpecError,
+        merge_specs,
+        parse_upstream_flag,
+        upstreams_from_config,
+    )
+
+    try:
+        specs = merge_specs(
+            upstreams_from_config(settings.upstreams),
+            [parse_upstream_flag(flag) for flag in upstream_flags or ()],
+        )
+    except UpstreamSpecError as exc:
+        raise HostLoadError(str(exc)) from None
+    if not specs:
+        return load_host(spec, data_dir_override=str(directory), warn=warnings.append)
+    from .host.upstream.hosts import with_upstreams
+
+    base = load_host(spec, data_dir_override=str(directory), warn=warnings.append) if spec else None
+    return with_upstreams(base, specs, directory / "logs")
 
 
 def _store_url(

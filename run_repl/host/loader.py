@@ -160,7 +160,7 @@ def describe(host: LoadedHost) -> list[FunctionInfo]:
     return [
         FunctionInfo(
             path=path,
-            js_signature=path + js_parameters(fn.fn),
+            js_signature=path + getattr(fn.fn, "__run_repl_parameters__", js_parameters(fn.fn)),
             python_signature=fn.signature,
             doc=fn.doc,
             is_async=fn.is_async,

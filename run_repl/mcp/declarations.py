@@ -242,6 +242,11 @@ def declare_function(
     path: str, fn: Callable[..., Any], namer: _Namer, doc: str, approval: str
 ) -> Declared:
     name = path.rsplit(".", 1)[-1]
+    typed = getattr(fn, "__run_repl_typescript__", None)
+    if typed is not None:  # written from a JSON Schema (an upstream MCP tool), not hints
+        params_ts, returns_ts = typed
+        tail = f"({params_ts}): Promise<{returns_ts}>"
+        return Declared(path, path + tail, f"function {name}{tail};", doc, approval)
     try:
         sig = inspect.signature(fn)
     except (TypeError, ValueError):

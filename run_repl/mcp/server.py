@@ -131,11 +131,31 @@ class RunReplMcp:
         self.watch = ApprovalWatch(ws.store)
         self._said: set[str] = set()
         self._warned = len(ws.warnings)  # said already, by the command that opened ws
-        self.namespaces = list(ws.host.manifest.tree)
-        decorated = [p for p, f in ws.host.manifest.functions.items() if f.approval is not None]
-        self._policy = ApprovalPolicy.build(ws.runner.approvals, decorated)
+        self._manifest: Any = None
+        self._follow_host()
         self._tools = tool_list(self.settings, guide.namespaces_text(self.namespaces))
-        self._declarations, self._declared = declarations(ws.host, self.approval_mode)
+
+    def _follow_host(self) -> None:
+        """The docs as the host is now: an upstream whose tool list changed has a new
+        manifest, and its declarations follow it."""
+        manifest = self.ws.host.manifest
+        if manifest is self._manifest:
+            return
+        self.namespaces = list(manifest.tree)
+        decorated = [p for p, f in manifest.functions.items() if f.approval is not None]
+        self._policy = ApprovalPolicy.build(self.ws.runner.approvals, decorated)
+        self._declarations_now = declarations(self.ws.host, self.approval_mode)
+        self._manifest = manifest
+
+    @property
+    def _declarations(self) -> str:
+        self._follow_host()
+        return self._declarations_now[0]
+
+    @property
+    def _declared(self) -> list[Any]:
+        self._follow_host()
+        return self._declarations_now[1]
 
     def approval_mode(self, path: str) -> str:
         return self._policy.mode(path) if self._policy is not None else "allow"

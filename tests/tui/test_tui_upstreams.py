@@ -1,0 +1,81 @@
+"""An upstream MCP server in the IDE: its tools in the catalog, and its destructive
+`write_file` paused in another process, approved in the inbox here, written once."""
+
+from __future__ import annotations
+
+import json
+import os
+import sys
+from pathlib import Path
+
+import pytest
+from test_tui_inbox import cli, listed, text_of
+from tui_helpers import SIZE, make_app, screen_text, settle
+
+sys.path.insert(0, str(Path(__file__).parent.parent / "host" / "upstream_servers"))
+from install import missing, program
+
+from run_repl.host.upstream.hosts import close_all
+
+pytestmark = pytest.mark.xdist_group("upstream_servers")
+
+
+@pytest.fixture
+def files(data_dir: Path, tmp_path: Path) -> Path:
+    gone = missing()
+    if gone:
+        why = f"upstream servers not installed ({', '.join(gone)}): python tests/host/upstream_servers/install.py"
+        if os.environ.get("RUN_REPL_CI"):
+            pytest.fail(why)
+        pytest.skip(why)
+    folder = tmp_path / "files"
+    folder.mkdir()
+    config = Path(os.environ["RUN_REPL_CONFIG_DIR"])
+    config.mkdir(parents=True, exist_ok=True)
+    (config / "config.toml").write_text(
+        "[upstreams.fs]\n"
+        f"command = {json.dumps(str(program('mcp-server-filesystem')))}\n"
+        f"args = [{json.dumps(str(folder))}]\n"
+    )
+    yield folder
+    close_all()
+
+
+async def test_write_file_paused_elsewhere_is_approved_in_the_inbox_and_written_once(
+    data_dir: Path, files: Path, no_arm_delay: None
+) -> None:
+    target = files / "note.txt"
+    source = f"return await fs.write_file({{path: {json.dumps(str(target))}, content: 'from the inbox'}})"
+    app = make_app(data_dir)
+    async with app.run_test(size=SIZE) as pilot:
+        assert "fs.write_file" in app.ws.host.manifest.functions
+        await listed(app, lambda approvals: approvals == [])
+        await pilot.press("f6")
+        code, _out, err = await cli(data_dir, "run", "-", stdin=source)
+        assert code == 3, err  # paused in that process, waiting for a person
+        assert not target.exists()
+        await listed(app, lambda approvals: len(approvals) == 1)
+        await settle(pilot)
+        approval = app.approvals.approvals[0]
+        assert approval.path == "fs.write_file"
+        detail = text_of(app, "#inbox-detail-text")
+        assert "Run upstream 'fs' tool 'write_file'?" in detail
+        assert "from the inbox" in detail  # the arguments, whole
+        await pilot.press("y")
+        await settle(pilot)
+        await listed(app, lambda approvals: approvals == [])
+        assert "the run resumed: ok" in text_of(app, "#inbox-outcomes")
+    assert target.read_text() == "from the inbox"
+    final = app.ws.store.get_approval(approval.id)
+    assert final is not None and final.status == "approved" and final.outcome == "ok"
+    again = await cli(data_dir, "approvals", "approve", approval.id)
+    assert again[0] != 0  # decided: it never runs twice
+    assert target.read_text() == "from the inbox"
+
+
+async def test_the_catalog_lists_an_upstreams_tools(data_dir: Path, files: Path) -> None:
+    app = make_app(data_dir)
+    async with app.run_test(size=(160, 48)) as pilot:
+        await settle(pilot)
+        text = screen_text(app)
+        assert "fs" in text and "write_file" in text

@@ -192,12 +192,12 @@ def tool_function(conn: UpstreamConnection, namespace: str, ident: str, tool: An
     returns = ts_type(output) if isinstance(output, Mapping) else "unknown"
     args_ts = ts_type(schema) if schema else "Record<string, unknown>"
     optional = "" if schema.get("required") else "?"
-    call.__run_repl_typescript__ = (f"arguments{optional}: {args_ts}", returns)  # type: ignore[attr-defined]
-    call.__run_repl_upstream__ = (namespace, name)  # type: ignore[attr-defined]
+    call.__run_repl_typescript__ = (f"arguments{optional}: {args_ts}", returns)  # type: ignore[attr-defined]  # marks on a function object
+    call.__run_repl_upstream__ = (namespace, name)  # type: ignore[attr-defined]  # marks on a function object
     # What the catalog and completion show, as for a Python function's parameters.
-    call.__run_repl_parameters__ = short_parameters(schema)  # type: ignore[attr-defined]
+    call.__run_repl_parameters__ = short_parameters(schema)  # type: ignore[attr-defined]  # marks on a function object
     if asks_by_default(tool):
-        call.__run_repl_approval__ = ApprovalSpec(_approval_message(namespace, tool))  # type: ignore[attr-defined]
+        call.__run_repl_approval__ = ApprovalSpec(_approval_message(namespace, tool))  # type: ignore[attr-defined]  # marks on a function object
     return call
 
 

@@ -131,6 +131,12 @@ def _run_arguments(p: argparse.ArgumentParser) -> None:
     p.add_argument(
         "--json", action="store_true", help="print the whole result envelope as JSON on stdout"
     )
+    p.add_argument(
+        "--window",
+        action="store_true",
+        help="write only the value's first window (what a terminal shows), with the command "
+        "for the rest, even when stdout is a file or a pipe",
+    )
 
 
 def _expand_arguments(p: argparse.ArgumentParser) -> None:
@@ -278,8 +284,12 @@ def _stored_only(ws: Any, output: Output, what: str) -> bool:
     return False
 
 
-def _write_run(result: Any, source: str | None, ws: Any, output: Output, as_json: bool) -> int:
+def _write_run(
+    result: Any, source: str | None, ws: Any, output: Output, as_json: bool, window: bool = False
+) -> int:
     output.warnings(ws.warnings)  # e.g. the run could not be recorded
+    # A person at a terminal reads the first window; a file or a pipe gets the value whole.
+    whole = None if window or _is_terminal(output.out.stream) else ws.runner.expand
     return write_run(
         result,
         source,
@@ -287,7 +297,15 @@ def _write_run(result: Any, source: str | None, ws: Any, output: Output, as_json
         as_json=as_json,
         not_saved=ws.not_saved_reason(result),
         approve_command=ws.approve_command,
+        whole=whole,
     )
+
+
+def _is_terminal(stream: IO[str]) -> bool:
+    try:
+        return bool(stream.isatty())
+    except (AttributeError, ValueError):  # a closed or stand-in stream
+        return False
 
 
 def _read(name: str, limit: int) -> tuple[str, bool]:
@@ -305,7 +323,7 @@ def _run(args: argparse.Namespace, output: Output) -> int:
         if too_large:
             return _write_run(source_too_large(args.file, limit), None, ws, output, args.json)
         result = asyncio.run(ws.run(source))
-        return _write_run(result, source, ws, output, args.json)
+        return _write_run(result, source, ws, output, args.json, args.window)
 
 
 def _expand(args: argparse.Namespace, output: Output) -> int:
@@ -482,11 +500,12 @@ COMMANDS: dict[str, Command] = {
             "run a snippet once",
             _run_arguments,
             _run,
-            "Run a snippet (a file, or - for stdin) once. The value goes to stdout as JSON "
-            "(for a big value, as far as its first window goes: `expand` pages the rest); "
-            "logs, calls, errors, approvals and the status line go to stderr, so "
-            "`run-repl run f.ts > out.json` keeps the value. With --json, stdout gets the "
-            "whole envelope.",
+            "Run a snippet (a file, or - for stdin) once. The value goes to stdout as JSON: "
+            "whole into a file or a pipe (a big one streamed from the store, one item a "
+            "line), as far as its first window goes on a terminal or with --window (`expand` "
+            "pages the rest); logs, calls, errors, approvals and the status line go to "
+            "stderr, so `run-repl run f.ts > out.json` keeps the value. With --json, stdout "
+            "gets the result envelope (its value_ref pages the rest).",
         ),
         Command(
             "expand",

@@ -96,6 +96,7 @@ def test_a_big_value_on_stdout_is_json_in_its_own_shape(cli: Cli) -> None:
     done = cli(
         "run",
         "-",
+        "--window",
         stdin="const [c] = await crm.listAccounts(); return { count: 2, rows: await store.listOrders(c.id) }",
     )
     assert done.code == 0, done.err

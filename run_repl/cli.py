@@ -426,7 +426,23 @@ def _approvals(args: argparse.Namespace, output: Output) -> int:
             output.err.line(styled("error", f"run-repl: {exc}"))
             return ExitCode.ERROR
         output.warnings(problems)
-        return _write_run(result, approval.source, ws, output, args.json)
+        code = _write_run(result, approval.source, ws, output, args.json)
+        if args.action == "deny" and _ended_by_denial(result):
+            # What was asked is done: the call did not run, and the run ended as a denial ends it.
+            output.err.line(
+                styled(
+                    "ok",
+                    f"denied {approval.id}: {approval.path} did not run, and its run ended "
+                    "there (RUN_APPROVAL_DENIED, as a denial ends it)",
+                )
+            )
+            return ExitCode.OK
+        return code
+
+
+def _ended_by_denial(result: Any) -> bool:
+    error = getattr(result, "error", None)
+    return result.status == "error" and error is not None and error.code == "RUN_APPROVAL_DENIED"
 
 
 def _history(args: argparse.Namespace, output: Output) -> int:

@@ -6,6 +6,7 @@
     run-repl approvals [list|show ID|approve ID|deny ID|recover ID]
     run-repl history                past runs
     run-repl host                   the host's functions, signatures and docs
+    run-repl reset-demo             the demo data as first made (undo publishes, refunds)
     run-repl repl                   the line REPL
     run-repl mcp [--http [HOST:]PORT]  the MCP server, for AI agents
 
@@ -472,6 +473,31 @@ def _host(args: argparse.Namespace, output: Output) -> int:
     return ExitCode.OK
 
 
+def _reset_demo(args: argparse.Namespace, output: Output) -> int:
+    from .host.demo import reset_demo
+
+    with _workspace(args, output) as ws:
+        if not ws.host.is_demo:
+            raise UsageError(
+                f"run-repl reset-demo: resets the demo host's data, and this is host "
+                f"{ws.host.name!r}: leave out --host (and the config's host) to reset the demo"
+            )
+        try:
+            path = reset_demo(ws.data_dir)
+        except OSError as exc:
+            output.err.line(
+                styled("error", f"run-repl: the demo data was not reset: {exc}. Nothing changed.")
+            )
+            return ExitCode.ERROR
+    output.out.line(
+        line(
+            f"the demo data is as first made again: {path} (every draft unpublished, every "
+            "order as it was; history and approvals kept)"
+        )
+    )
+    return ExitCode.OK
+
+
 def _repl(args: argparse.Namespace, output: Output) -> int:
     from .line.repl import run_line_repl
 
@@ -540,6 +566,15 @@ COMMANDS: dict[str, Command] = {
         ),
         Command("history", "past runs, newest first", _history_arguments, _history),
         Command("host", "the host's functions, with signatures and docs", _host_arguments, _host),
+        Command(
+            "reset-demo",
+            "put the demo data back as first made (undo publishes and refunds)",
+            _no_arguments,
+            _reset_demo,
+            "Put the demo host's data back as it was first made: every draft unpublished, "
+            "every order as it was, so the publish and refund examples run again. Only "
+            "demo.sqlite3 in the data directory changes; history and approvals are kept.",
+        ),
         Command("repl", "the line REPL (prompt-toolkit)", _no_arguments, _repl),
         Command(
             "mcp",

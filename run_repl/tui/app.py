@@ -16,7 +16,7 @@ from pathlib import Path
 from typing import Any, ClassVar
 
 from pydantic import ValidationError
-from textual import events, on
+from textual import events, on, work
 from textual.app import App, ComposeResult, SystemCommand
 from textual.binding import Binding
 from textual.containers import Horizontal, Vertical
@@ -506,6 +506,41 @@ class RunReplApp(App[int]):
         if saved is not None:
             self.notify(f"Saved {saved}")
 
+    def action_reset_demo(self) -> None:
+        """Ask, then put the demo data back as first made (the demo host only)."""
+        if not self.ws.host.is_demo:
+            return
+        from ..host.demo import DEMO_DB
+        from .screens.confirm_reset import ConfirmReset
+
+        def answered(reset: bool | None) -> None:
+            if reset:
+                self._reset_demo()
+
+        self.push_screen(ConfirmReset(str(self.ws.data_dir / DEMO_DB)), answered)
+
+    @work(thread=True, group="reset-demo", exit_on_error=False)
+    def _reset_demo(self) -> None:
+        from ..host.demo import reset_demo
+
+        try:
+            path = reset_demo(self.ws.data_dir)
+        except OSError as exc:
+            self.call_from_thread(
+                self.notify,
+                f"The demo data was not reset: {exc}. Nothing was changed.",
+                title="Demo data",
+                severity="error",
+                markup=False,
+            )
+            return
+        self.call_from_thread(
+            self.notify,
+            f"The demo data is as first made again ({path}): every draft is there to publish.",
+            title="Demo data",
+            markup=False,
+        )
+
     def get_system_commands(self, screen: Screen[Any]) -> Iterable[SystemCommand]:
         yield from super().get_system_commands(screen)
         yield SystemCommand("Run", "Run the buffer (or the selection)", self.action_run)
@@ -537,6 +572,13 @@ class RunReplApp(App[int]):
             "Every approval waiting in the store, from any process: decide them here (F6)",
             self.action_approvals,
         )
+        if self.ws.host.is_demo:
+            yield SystemCommand(
+                "Reset the demo data",
+                "Undo the publishes and refunds: the drafts and orders as first made "
+                "(asks first; `run-repl reset-demo` does it too)",
+                self.action_reset_demo,
+            )
         # Every action bound where the focus is (the value window's paging, the
         # logs' filter...), so nothing is reachable by key alone.
         seen = {

@@ -197,3 +197,39 @@ async def test_a_narrow_screen_starts_with_the_catalog_hidden(data_dir: Path) ->
     async with app.run_test(size=SIZE) as pilot:
         await pilot.pause()
         assert app.query_one(HostCatalog).display
+
+
+async def test_typing_the_closing_paren_a_completion_inserted_steps_over_it(
+    app_and_pilot: tuple[RunReplApp, Any],
+) -> None:
+    """The report's steps: accept `crm.listAccounts`, type `3)`: one paren, cursor after it."""
+    app, pilot = app_and_pilot
+    editor = await typed(pilot, "await crm.listAcc")
+    await pilot.press("enter", "3", ")")
+    assert editor.text == "await crm.listAccounts(3)"
+    assert editor.cursor_location == (0, len("await crm.listAccounts(3)"))
+    await pilot.press(")")  # the editor's paren is used up: this one is the person's
+    assert editor.text == "await crm.listAccounts(3))"
+
+
+async def test_a_paren_the_person_typed_is_never_stepped_over(
+    app_and_pilot: tuple[RunReplApp, Any],
+) -> None:
+    app, pilot = app_and_pilot
+    editor = await typed(pilot, "f(1)", start="")
+    editor.move_cursor((0, 3))  # before the person's own `)`
+    await pilot.press(")")
+    assert editor.text == "f(1))"
+
+
+async def test_leaving_the_call_forgets_the_inserted_paren(
+    app_and_pilot: tuple[RunReplApp, Any],
+) -> None:
+    app, pilot = app_and_pilot
+    editor = await typed(pilot, "await crm.listAcc", start="x\n")
+    await pilot.press("enter")  # await crm.listAccounts(|)
+    row = editor.cursor_location[0]
+    await pilot.press("up", "down")
+    editor.move_cursor((row, len("await crm.listAccounts(")))
+    await pilot.press(")")
+    assert editor.document.get_line(row) == "await crm.listAccounts())"

@@ -140,6 +140,10 @@ the host function at the cursor. **ctrl+b** shows or hides the host catalog.
         self.offers: list[Candidate] = []
         self.offer_index = 0
         self._word = ""
+        self._inserted_closer: tuple[int, int, int] | None = None
+        """The `)` a completion put after the cursor: (row, column of its `(`, characters
+        after the `)` on that row). Typing `)` there steps over it, as editors do; it is
+        forgotten once the cursor leaves the parentheses or the row."""
 
     def on_mount(self) -> None:
         style = getattr(self.app, "style_editor", None)
@@ -215,7 +219,10 @@ the host function at the cursor. **ctrl+b** shows or hides the host catalog.
         call = offer.kind == "function" and not line[column:].lstrip().startswith("(")
         self.replace(text + ("()" if call else ""), start, (row, column))
         if call:
-            self.move_cursor((row, start[1] + len(text) + 1))
+            opening = start[1] + len(text)
+            self.move_cursor((row, opening + 1))
+            after = len(self.document.get_line(row)) - (opening + 2)  # past the `)`
+            self._inserted_closer = (row, opening, after)
         self.close_offers()
         # A namespace goes on to offer its members; a call shows its parameters.
         self.assist(open_menu=offer.kind == "namespace")
@@ -241,12 +248,40 @@ the host function at the cursor. **ctrl+b** shows or hides the host catalog.
                 self.offer_index = max(0, min(len(self.offers) - 1, self.offer_index + step))
                 self.assist(open_menu=True)
             return
+        if event.character == ")" and self._at_inserted_closer():
+            event.stop()
+            event.prevent_default()
+            self._inserted_closer = None
+            row, column = self.cursor_location
+            self.move_cursor((row, column + 1))
+            self.assist(open_menu=False)
+            return
         await super()._on_key(event)
         if event.is_printable:
             self.assist(open_menu=True)
 
+    def _closer_column(self) -> int | None:
+        """Where the `)` a completion inserted is now, if the cursor is still inside its
+        parentheses on its row and it is still there; else None (and it is forgotten)."""
+        if self._inserted_closer is None:
+            return None
+        row, opening, after = self._inserted_closer
+        cursor_row, column = self.cursor_location
+        line = self.document.get_line(cursor_row) if cursor_row == row else ""
+        closer = len(line) - after - 1
+        inside = cursor_row == row and opening < column <= closer and not self.selected_text
+        if not inside or line[opening : opening + 1] != "(" or line[closer : closer + 1] != ")":
+            self._inserted_closer = None
+            return None
+        return closer
+
+    def _at_inserted_closer(self) -> bool:
+        closer = self._closer_column()
+        return closer is not None and self.cursor_location[1] == closer
+
     @on(TextArea.SelectionChanged)
     def _moved(self) -> None:
+        self._closer_column()  # forgets the inserted `)` once the cursor leaves it
         if self.has_focus:
             self.assist(open_menu=False)
 

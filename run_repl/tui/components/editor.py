@@ -101,6 +101,7 @@ the last expression (or an explicit `return`) is the run's value.
 - **ctrl+w** close the tab (it asks first when ● marks unsaved changes), **ctrl+t** reopen
   the last closed tab
 - **ctrl+pagedown** / **ctrl+pageup** (or **alt+→** / **alt+←**): next / previous tab
+- **ctrl+home** / **ctrl+end**: the start / end of the buffer (with **shift**: select to it)
 
 Host functions complete as you type (`crm.` offers crm's functions; a mistyped
 name is offered what a run would suggest): **↑/↓** choose, **tab** or **enter**
@@ -110,6 +111,22 @@ the host function at the cursor. **ctrl+b** shows or hides the host catalog.
 """
 
     BINDINGS: ClassVar[list[BindingType]] = [
+        Binding("ctrl+home", "document_start", "Start of buffer", id="editor.start", show=False),
+        Binding("ctrl+end", "document_end", "End of buffer", id="editor.end", show=False),
+        Binding(
+            "ctrl+shift+home",
+            "document_start(True)",
+            "Select to start",
+            id="editor.select_to_start",
+            show=False,
+        ),
+        Binding(
+            "ctrl+shift+end",
+            "document_end(True)",
+            "Select to end",
+            id="editor.select_to_end",
+            show=False,
+        ),
         Binding("ctrl+space,ctrl+@", "complete", "Complete", id="editor.complete", show=False),
         Binding("f9", "function_doc", "Doc", id="editor.doc", show=False),
     ]
@@ -191,7 +208,7 @@ the host function at the cursor. **ctrl+b** shows or hides the host catalog.
             self.close_offers()
         call = call_at(self.functions, before)
         if call is not None:
-            hint.show(call[0], call[1], Offset(cursor.x, cursor.y), styles)
+            hint.show(call[0], call[1], Offset(cursor.x, cursor.y), styles, self.content_region)
         else:
             hint.close()
 
@@ -287,6 +304,12 @@ the host function at the cursor. **ctrl+b** shows or hides the host catalog.
 
     def on_blur(self) -> None:
         self.close_assist()
+
+    def action_document_start(self, select: bool = False) -> None:
+        self.move_cursor(self.document.start, select=select)
+
+    def action_document_end(self, select: bool = False) -> None:
+        self.move_cursor(self.document.end, select=select)
 
     def action_complete(self) -> None:
         self.assist(open_menu=True, force=True)

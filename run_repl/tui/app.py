@@ -37,7 +37,7 @@ from .approvals_inbox import ApprovalsInbox
 from .components.approval_prompt import ApprovalPrompt
 from .components.calls_table import CallsTable
 from .components.completion_menu import CompletionMenu, SignatureHint
-from .components.editor import Buffer, BufferStore, CodeEditor, EditorTabs
+from .components.editor import Buffer, BufferStore, CodeEditor, EditorTabs, default_source
 from .components.error_view import RunErrorView
 from .components.host_catalog import HostCatalog
 from .components.key_footer import KeyFooter
@@ -46,6 +46,7 @@ from .components.status_bar import StatusBar
 from .components.value_model import value_size
 from .components.value_view import ValueView
 from .guest_text import safe_lines, safe_text
+from .keymap import KeyHints
 from .messages import (
     ApprovalDecided,
     ApprovalsChanged,
@@ -126,6 +127,8 @@ class RunReplApp(App[int]):
         self.initial_file = file
         self.initial_source = source
         self.buffer_store = BufferStore(buffers_path or workspace.data_dir / "buffers.json")
+        self.key_hints = KeyHints(workspace.settings.keymap)
+        """The keys of each binding id as the person has them: hints say these."""
         self.host_functions = describe(workspace.host)
         """The host's functions (the manifest the sandbox checks): the catalog and completion."""
         self.runs = RunController(self, workspace)
@@ -157,7 +160,14 @@ class RunReplApp(App[int]):
             catalog.add_class("panel")
             yield catalog
             with Vertical(id="left"):
-                editor = EditorTabs(self.buffer_store, initial=initial, id="editor")
+                editor = EditorTabs(
+                    self.buffer_store,
+                    initial=initial,
+                    first_source=default_source(
+                        self.key_hints.keys("app.run"), self.key_hints.keys("app.help")
+                    ),
+                    id="editor",
+                )
                 editor.border_title = "Editor"
                 editor.add_class("panel")
                 yield editor
@@ -191,6 +201,7 @@ class RunReplApp(App[int]):
         if self.ws.store.location.startswith("memory"):
             status.store_note = "in-memory store"
         problems = [self.editor_tabs.problem] if self.editor_tabs.problem else []
+        problems += self.key_hints.problems()
         for warning in [*self.ws.warnings, *self.theme_problems, *problems]:
             self.notify(warning, severity="warning", timeout=10)
         self.approvals.watch()
@@ -559,7 +570,7 @@ class RunReplApp(App[int]):
         yield SystemCommand("Clear logs", "Empty the log panel", self.logs.clear)
         yield SystemCommand(
             "Toggle host catalog",
-            "Show or hide the host's functions (ctrl+b)",
+            f"Show or hide the host's functions ({self.key_hints.keys('app.catalog')})",
             self.action_toggle_catalog,
         )
         yield SystemCommand(
@@ -569,7 +580,8 @@ class RunReplApp(App[int]):
         )
         yield SystemCommand(
             "Approvals inbox",
-            "Every approval waiting in the store, from any process: decide them here (F6)",
+            "Every approval waiting in the store, from any process: decide them here "
+            f"({self.key_hints.keys('app.approvals')})",
             self.action_approvals,
         )
         if self.ws.host.is_demo:
@@ -770,7 +782,7 @@ class RunReplApp(App[int]):
             duration_ms=None,
             calls=len(self.calls.calls),
             memory=None,
-            detail="not resumed here: see the history (F2)",
+            detail=f"not resumed here: see the history ({self.key_hints.keys('app.history')})",
         )
         self.notify(event.message, title="Approval", severity="warning", timeout=12)
         self._announce_deferred()
@@ -849,7 +861,8 @@ class RunReplApp(App[int]):
         ]
         if first and inbox.waiting:
             self.notify(
-                f"{inbox.waiting} approval(s) wait in the store: F6 opens the inbox.", timeout=8
+                f"{inbox.waiting} approval(s) wait in the store: {self.key_hints.keys('app.approvals')} opens the inbox.",
+                timeout=8,
             )
         elif others and not first:
             if self.running:
@@ -863,7 +876,7 @@ class RunReplApp(App[int]):
     def _announce_others(self, others: list[PendingApproval]) -> None:
         paths = ", ".join(sorted({a.path for a in others}))
         self.notify(
-            f"{len(others)} new approval(s) from another run ({paths}): F6 opens the inbox.",
+            f"{len(others)} new approval(s) from another run ({paths}): {self.key_hints.keys('app.approvals')} opens the inbox.",
             title="Approvals",
             timeout=8,
         )
@@ -909,7 +922,7 @@ class RunReplApp(App[int]):
             if self.runs.decisions:
                 self._resume()
             else:
-                self.status.detail = "decided elsewhere: its run goes on there (F2 history)"
+                self.status.detail = f"decided elsewhere: its run goes on there ({self.key_hints.keys('app.history')} history)"
             self._refocus_after_approval()
 
     @on(InboxOutcome)

@@ -203,7 +203,7 @@ async def test_typing_the_closing_paren_a_completion_inserted_steps_over_it(
     app_and_pilot: tuple[RunReplApp, Any],
 ) -> None:
     """The report's steps: accept `crm.listAccounts`, type `3)`: one paren, cursor after it."""
-    app, pilot = app_and_pilot
+    _app, pilot = app_and_pilot
     editor = await typed(pilot, "await crm.listAcc")
     await pilot.press("enter", "3", ")")
     assert editor.text == "await crm.listAccounts(3)"
@@ -215,7 +215,7 @@ async def test_typing_the_closing_paren_a_completion_inserted_steps_over_it(
 async def test_a_paren_the_person_typed_is_never_stepped_over(
     app_and_pilot: tuple[RunReplApp, Any],
 ) -> None:
-    app, pilot = app_and_pilot
+    _app, pilot = app_and_pilot
     editor = await typed(pilot, "f(1)", start="")
     editor.move_cursor((0, 3))  # before the person's own `)`
     await pilot.press(")")
@@ -225,7 +225,7 @@ async def test_a_paren_the_person_typed_is_never_stepped_over(
 async def test_leaving_the_call_forgets_the_inserted_paren(
     app_and_pilot: tuple[RunReplApp, Any],
 ) -> None:
-    app, pilot = app_and_pilot
+    _app, pilot = app_and_pilot
     editor = await typed(pilot, "await crm.listAcc", start="x\n")
     await pilot.press("enter")  # await crm.listAccounts(|)
     row = editor.cursor_location[0]

@@ -37,10 +37,15 @@ from .completion_menu import CompletionMenu, SignatureHint
 
 LARGE_BUFFER_LINES = 5000
 LANGUAGE = "typescript"
-DEFAULT_SOURCE = """// F5 or ctrl+j runs · F1 help
+DEFAULT_SOURCE = """// {run} runs · {help} help
 const [customer] = await crm.listAccounts()
 return await store.listOrders(customer.id)
 """
+
+
+def default_source(run: str = "F5 or ctrl+j", help: str = "F1") -> str:
+    """The first buffer's snippet, its comment naming the keys that run and help now."""
+    return DEFAULT_SOURCE.format(run=run, help=help)
 
 
 @cache
@@ -515,7 +520,12 @@ class EditorTabs(Vertical):
     """
 
     def __init__(
-        self, store: BufferStore, *, initial: list[Buffer] | None = None, id: str | None = None
+        self,
+        store: BufferStore,
+        *,
+        initial: list[Buffer] | None = None,
+        first_source: str | None = None,
+        id: str | None = None,
     ) -> None:
         super().__init__(id=id)
         self.store = store
@@ -526,7 +536,7 @@ class EditorTabs(Vertical):
         restored = Restored(initial) if initial is not None else store.load()
         self.problem = restored.problem
         buffers = [b for b in restored.buffers if b.worth_keeping] or [
-            Buffer("untitled", DEFAULT_SOURCE)
+            Buffer("untitled", first_source if first_source is not None else default_source())
         ]
         active = min(max(restored.active, 0), len(buffers) - 1)
         if initial is None and restored.buffers and restored.active < len(restored.buffers):

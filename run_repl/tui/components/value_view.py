@@ -308,7 +308,7 @@ page is shown, and the header says so.
                 first_number=None,
                 plain=True,
                 cursor=-1,
-                placeholder="No value yet: F5 runs the snippet.",
+                placeholder=f"No value yet: {self._run_keys()} runs the snippet.",
             )
         elif shown.inline:
             value = shown.value
@@ -710,6 +710,11 @@ page is shown, and the header says so.
                 self._open_prompt("replace", f"{path} exists: enter replaces it:", text)
                 return
             self.export_to(path)
+
+    def _run_keys(self) -> str:
+        """The keys that run now (the app's keymap), for the empty panel's hint."""
+        hints = getattr(self.app, "key_hints", None)
+        return hints.keys("app.run", first=True) if hints is not None else "F5"
 
     # ------------------------------------------------------------------ export
     def action_export(self) -> None:

@@ -133,7 +133,7 @@ def test_run_error_exit_1_with_line_caret_and_next_action(cli: Cli, tmp_path: Pa
     code_line = next(x for x in lines if "const b = ;" in x)
     caret = lines[lines.index(code_line) + 1]
     assert caret.index("^") == code_line.index(";")
-    assert "next (edit_request)" in done.err
+    assert "next: " in done.err and "edit_request" not in done.err
 
 
 def test_options_before_the_command(cli: Cli, data: Path) -> None:

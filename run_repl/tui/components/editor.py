@@ -663,7 +663,9 @@ class EditorTabs(Vertical):
         # The strip scrolls so the active tab shows, even right after it was added.
         tab = self.tabs.active_tab
         if tab is not None:
-            self.tabs.query_one("#tabs-scroll").scroll_to_widget(tab, animate=False)
+            # force: the strip hides its scroll bar (overflow hidden), and a scroll that is
+            # not forced does not move what cannot be scrolled by hand.
+            self.tabs.query_one("#tabs-scroll").scroll_to_widget(tab, animate=False, force=True)
             # Tabs mounted before the active one move it: its underline follows (what
             # Tabs.add_tab does after a refresh, too).
             self.tabs._highlight_active(animate=False)

@@ -6,6 +6,7 @@
     run-repl approvals [list|show ID|approve ID|deny ID|recover ID]
     run-repl history                past runs
     run-repl host                   the host's functions, signatures and docs
+    run-repl reset-demo             the demo data as first made (undo publishes, refunds)
     run-repl repl                   the line REPL
     run-repl mcp [--http [HOST:]PORT]  the MCP server, for AI agents
 
@@ -138,6 +139,12 @@ def _run_arguments(p: argparse.ArgumentParser) -> None:
     p.add_argument("file", help="the snippet file, or - to read stdin")
     p.add_argument(
         "--json", action="store_true", help="print the whole result envelope as JSON on stdout"
+    )
+    p.add_argument(
+        "--window",
+        action="store_true",
+        help="write only the value's first window (what a terminal shows), with the command "
+        "for the rest, even when stdout is a file or a pipe",
     )
 
 
@@ -321,8 +328,12 @@ def _stored_only(ws: Any, output: Output, what: str) -> bool:
     return False
 
 
-def _write_run(result: Any, source: str | None, ws: Any, output: Output, as_json: bool) -> int:
+def _write_run(
+    result: Any, source: str | None, ws: Any, output: Output, as_json: bool, window: bool = False
+) -> int:
     output.warnings(ws.warnings)  # e.g. the run could not be recorded
+    # A person at a terminal reads the first window; a file or a pipe gets the value whole.
+    whole = None if window or _is_terminal(output.out.stream) else ws.runner.expand
     return write_run(
         result,
         source,
@@ -330,7 +341,15 @@ def _write_run(result: Any, source: str | None, ws: Any, output: Output, as_json
         as_json=as_json,
         not_saved=ws.not_saved_reason(result),
         approve_command=ws.approve_command,
+        whole=whole,
     )
+
+
+def _is_terminal(stream: IO[str]) -> bool:
+    try:
+        return bool(stream.isatty())
+    except (AttributeError, ValueError):  # a closed or stand-in stream
+        return False
 
 
 def _read(name: str, limit: int) -> tuple[str, bool]:
@@ -348,7 +367,7 @@ def _run(args: argparse.Namespace, output: Output) -> int:
         if too_large:
             return _write_run(source_too_large(args.file, limit), None, ws, output, args.json)
         result = asyncio.run(ws.run(source))
-        return _write_run(result, source, ws, output, args.json)
+        return _write_run(result, source, ws, output, args.json, args.window)
 
 
 def _expand(args: argparse.Namespace, output: Output) -> int:
@@ -451,7 +470,23 @@ def _approvals(args: argparse.Namespace, output: Output) -> int:
             output.err.line(styled("error", f"run-repl: {exc}"))
             return ExitCode.ERROR
         output.warnings(problems)
-        return _write_run(result, approval.source, ws, output, args.json)
+        code = _write_run(result, approval.source, ws, output, args.json)
+        if args.action == "deny" and _ended_by_denial(result):
+            # What was asked is done: the call did not run, and the run ended as a denial ends it.
+            output.err.line(
+                styled(
+                    "ok",
+                    f"denied {approval.id}: {approval.path} did not run, and its run ended "
+                    "there (RUN_APPROVAL_DENIED, as a denial ends it)",
+                )
+            )
+            return ExitCode.OK
+        return code
+
+
+def _ended_by_denial(result: Any) -> bool:
+    error = getattr(result, "error", None)
+    return result.status == "error" and error is not None and error.code == "RUN_APPROVAL_DENIED"
 
 
 def _history(args: argparse.Namespace, output: Output) -> int:
@@ -478,6 +513,31 @@ def _host(args: argparse.Namespace, output: Output) -> int:
         output.out.text(safe_json({"host": name, "functions": [f.to_json() for f in functions]}))
     else:
         output.out.lines(function_lines(name, functions))
+    return ExitCode.OK
+
+
+def _reset_demo(args: argparse.Namespace, output: Output) -> int:
+    from .host.demo import reset_demo
+
+    with _workspace(args, output) as ws:
+        if not ws.host.is_demo:
+            raise UsageError(
+                f"run-repl reset-demo: resets the demo host's data, and this is host "
+                f"{ws.host.name!r}: leave out --host (and the config's host) to reset the demo"
+            )
+        try:
+            path = reset_demo(ws.data_dir)
+        except OSError as exc:
+            output.err.line(
+                styled("error", f"run-repl: the demo data was not reset: {exc}. Nothing changed.")
+            )
+            return ExitCode.ERROR
+    output.out.line(
+        line(
+            f"the demo data is as first made again: {path} (every draft unpublished, every "
+            "order as it was; history and approvals kept)"
+        )
+    )
     return ExitCode.OK
 
 
@@ -525,11 +585,12 @@ COMMANDS: dict[str, Command] = {
             "run a snippet once",
             _run_arguments,
             _run,
-            "Run a snippet (a file, or - for stdin) once. The value goes to stdout as JSON "
-            "(for a big value, as far as its first window goes: `expand` pages the rest); "
-            "logs, calls, errors, approvals and the status line go to stderr, so "
-            "`run-repl run f.ts > out.json` keeps the value. With --json, stdout gets the "
-            "whole envelope.",
+            "Run a snippet (a file, or - for stdin) once. The value goes to stdout as JSON: "
+            "whole into a file or a pipe (a big one streamed from the store, one item a "
+            "line), as far as its first window goes on a terminal or with --window (`expand` "
+            "pages the rest); logs, calls, errors, approvals and the status line go to "
+            "stderr, so `run-repl run f.ts > out.json` keeps the value. With --json, stdout "
+            "gets the result envelope (its value_ref pages the rest).",
         ),
         Command(
             "expand",
@@ -548,6 +609,15 @@ COMMANDS: dict[str, Command] = {
         ),
         Command("history", "past runs, newest first", _history_arguments, _history),
         Command("host", "the host's functions, with signatures and docs", _host_arguments, _host),
+        Command(
+            "reset-demo",
+            "put the demo data back as first made (undo publishes and refunds)",
+            _no_arguments,
+            _reset_demo,
+            "Put the demo host's data back as it was first made: every draft unpublished, "
+            "every order as it was, so the publish and refund examples run again. Only "
+            "demo.sqlite3 in the data directory changes; history and approvals are kept.",
+        ),
         Command("repl", "the line REPL (prompt-toolkit)", _no_arguments, _repl),
         Command(
             "mcp",

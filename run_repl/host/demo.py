@@ -691,7 +691,7 @@ return { account: account.name, overdue };
         """\
 const drafts = await documents.listDrafts();
 const draft = drafts.find((d: { published: boolean }) => !d.published);
-if (!draft) return "Every draft is published already: reset the demo data to start over.";
+if (!draft) return "Every draft is published already: reset the demo data to start over (the palette's Reset the demo data, or run-repl reset-demo).";
 return await documents.publish(draft.id);
 """,
     ),

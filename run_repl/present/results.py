@@ -219,7 +219,7 @@ def error_lines(error: RunErrorInfo, source: str | None = None) -> list[Line]:
     out += [line(f"  {m}") for m in message[1:]]
     if source and error.line:
         out += snippet_excerpt(source, error.line, error.column)
-    if error.did_you_mean:
+    if error.did_you_mean and not says_suggestions(error.message, error.did_you_mean):
         out.append(line("  did you mean: ", ("hint", ", ".join(error.did_you_mean))))
     if error.stack and str(error.code) == "RUN_EXCEPTION":
         out += [styled("dim", "  " + s.strip()) for s in error.stack.split("\n")[1:] if s.strip()]
@@ -233,8 +233,14 @@ def next_action_lines(actions: list[Any]) -> list[Line]:
         data = action.model_dump() if hasattr(action, "model_dump") else dict(action)
         why = data.get("why") or ""
         command = f" `{data['command']}`" if data.get("command") else ""
-        out.append(line(("hint", f"  next ({data.get('type')}): "), why, command))
+        # The action's type is for programs (the envelope has it); people read what to do.
+        out.append(line(("hint", "  next: "), why, command))
     return out
+
+
+def says_suggestions(message: str, names: list[str]) -> bool:
+    """Whether an error's message already offers every one of these names."""
+    return "did you mean" in message.lower() and all(n in message for n in names)
 
 
 # ---------------------------------------------------------------- interruptions

@@ -109,7 +109,8 @@ def _error(result: RunResult) -> str:
         text = f"{error.message}{where}"
         if error.code not in (ErrorCode.RUN_EXCEPTION, ErrorCode.RUN_SYNTAX_ERROR):
             text = f"{text} [{error.code}]"
-    if error.did_you_mean:
+    said = "did you mean" in error.message.lower()  # the message offers them already
+    if error.did_you_mean and not (said and all(n in error.message for n in error.did_you_mean)):
         text += f" Did you mean: {', '.join(error.did_you_mean)}?"
     step = _next_step(error.next_actions)
     if step:

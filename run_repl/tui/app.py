@@ -16,7 +16,7 @@ from pathlib import Path
 from typing import Any, ClassVar
 
 from pydantic import ValidationError
-from textual import events, on
+from textual import events, on, work
 from textual.app import App, ComposeResult, SystemCommand
 from textual.binding import Binding, BindingType
 from textual.containers import Horizontal, Vertical
@@ -39,7 +39,7 @@ from .approvals_inbox import ApprovalsInbox
 from .components.approval_prompt import ApprovalPrompt
 from .components.calls_table import CallsTable
 from .components.completion_menu import CompletionMenu, SignatureHint
-from .components.editor import Buffer, BufferStore, CodeEditor, EditorTabs
+from .components.editor import Buffer, BufferStore, CodeEditor, EditorTabs, default_source
 from .components.error_view import RunErrorView
 from .components.host_catalog import HostCatalog
 from .components.key_footer import KeyFooter
@@ -48,6 +48,7 @@ from .components.status_bar import StatusBar
 from .components.value_model import value_size
 from .components.value_view import ValueView
 from .guest_text import safe_lines, safe_text
+from .keymap import KeyHints
 from .messages import (
     ApprovalDecided,
     ApprovalsChanged,
@@ -128,6 +129,8 @@ class RunReplApp(App[int]):
         self.initial_file = file
         self.initial_source = source
         self.buffer_store = BufferStore(buffers_path or workspace.data_dir / "buffers.json")
+        self.key_hints = KeyHints(workspace.settings.keymap)
+        """The keys of each binding id as the person has them: hints say these."""
         self.host_functions = describe(workspace.host)
         """The host's functions (the manifest the sandbox checks): the catalog and completion."""
         self.runs = RunController(self, workspace)
@@ -159,7 +162,14 @@ class RunReplApp(App[int]):
             catalog.add_class("panel")
             yield catalog
             with Vertical(id="left"):
-                editor = EditorTabs(self.buffer_store, initial=initial, id="editor")
+                editor = EditorTabs(
+                    self.buffer_store,
+                    initial=initial,
+                    first_source=default_source(
+                        self.key_hints.keys("app.run"), self.key_hints.keys("app.help")
+                    ),
+                    id="editor",
+                )
                 editor.border_title = "Editor"
                 editor.add_class("panel")
                 yield editor
@@ -193,6 +203,7 @@ class RunReplApp(App[int]):
         if self.ws.store.location.startswith("memory"):
             status.store_note = "in-memory store"
         problems = [self.editor_tabs.problem] if self.editor_tabs.problem else []
+        problems += self.key_hints.problems()
         for warning in [*self.ws.warnings, *self.theme_problems, *problems]:
             self.notify(warning, severity="warning", timeout=10)
         self.approvals.watch()
@@ -508,6 +519,41 @@ class RunReplApp(App[int]):
         if saved is not None:
             self.notify(f"Saved {saved}")
 
+    def action_reset_demo(self) -> None:
+        """Ask, then put the demo data back as first made (the demo host only)."""
+        if not self.ws.host.is_demo:
+            return
+        from ..host.demo import DEMO_DB
+        from .screens.confirm_reset import ConfirmReset
+
+        def answered(reset: bool | None) -> None:
+            if reset:
+                self._reset_demo()
+
+        self.push_screen(ConfirmReset(str(self.ws.data_dir / DEMO_DB)), answered)
+
+    @work(thread=True, group="reset-demo", exit_on_error=False)
+    def _reset_demo(self) -> None:
+        from ..host.demo import reset_demo
+
+        try:
+            path = reset_demo(self.ws.data_dir)
+        except OSError as exc:
+            self.call_from_thread(
+                self.notify,
+                f"The demo data was not reset: {exc}. Nothing was changed.",
+                title="Demo data",
+                severity="error",
+                markup=False,
+            )
+            return
+        self.call_from_thread(
+            self.notify,
+            f"The demo data is as first made again ({path}): every draft is there to publish.",
+            title="Demo data",
+            markup=False,
+        )
+
     def get_system_commands(self, screen: Screen[Any]) -> Iterable[SystemCommand]:
         yield from super().get_system_commands(screen)
         yield SystemCommand("Run", "Run the buffer (or the selection)", self.action_run)
@@ -526,7 +572,7 @@ class RunReplApp(App[int]):
         yield SystemCommand("Clear logs", "Empty the log panel", self.logs.clear)
         yield SystemCommand(
             "Toggle host catalog",
-            "Show or hide the host's functions (ctrl+b)",
+            f"Show or hide the host's functions ({self.key_hints.keys('app.catalog')})",
             self.action_toggle_catalog,
         )
         yield SystemCommand(
@@ -536,9 +582,17 @@ class RunReplApp(App[int]):
         )
         yield SystemCommand(
             "Approvals inbox",
-            "Every approval waiting in the store, from any process: decide them here (F6)",
+            "Every approval waiting in the store, from any process: decide them here "
+            f"({self.key_hints.keys('app.approvals')})",
             self.action_approvals,
         )
+        if self.ws.host.is_demo:
+            yield SystemCommand(
+                "Reset the demo data",
+                "Undo the publishes and refunds: the drafts and orders as first made "
+                "(asks first; `run-repl reset-demo` does it too)",
+                self.action_reset_demo,
+            )
         # Every action bound where the focus is (the value window's paging, the
         # logs' filter...), so nothing is reachable by key alone.
         seen = {
@@ -730,7 +784,7 @@ class RunReplApp(App[int]):
             duration_ms=None,
             calls=len(self.calls.calls),
             memory=None,
-            detail="not resumed here: see the history (F2)",
+            detail=f"not resumed here: see the history ({self.key_hints.keys('app.history')})",
         )
         self.notify(event.message, title="Approval", severity="warning", timeout=12)
         self._announce_deferred()
@@ -809,7 +863,8 @@ class RunReplApp(App[int]):
         ]
         if first and inbox.waiting:
             self.notify(
-                f"{inbox.waiting} approval(s) wait in the store: F6 opens the inbox.", timeout=8
+                f"{inbox.waiting} approval(s) wait in the store: {self.key_hints.keys('app.approvals')} opens the inbox.",
+                timeout=8,
             )
         elif others and not first:
             if self.running:
@@ -823,7 +878,7 @@ class RunReplApp(App[int]):
     def _announce_others(self, others: list[PendingApproval]) -> None:
         paths = ", ".join(sorted({a.path for a in others}))
         self.notify(
-            f"{len(others)} new approval(s) from another run ({paths}): F6 opens the inbox.",
+            f"{len(others)} new approval(s) from another run ({paths}): {self.key_hints.keys('app.approvals')} opens the inbox.",
             title="Approvals",
             timeout=8,
         )
@@ -869,7 +924,7 @@ class RunReplApp(App[int]):
             if self.runs.decisions:
                 self._resume()
             else:
-                self.status.detail = "decided elsewhere: its run goes on there (F2 history)"
+                self.status.detail = f"decided elsewhere: its run goes on there ({self.key_hints.keys('app.history')} history)"
             self._refocus_after_approval()
 
     @on(InboxOutcome)

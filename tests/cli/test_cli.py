@@ -96,6 +96,7 @@ def test_a_big_value_on_stdout_is_json_in_its_own_shape(cli: Cli) -> None:
     done = cli(
         "run",
         "-",
+        "--window",
         stdin="const [c] = await crm.listAccounts(); return { count: 2, rows: await store.listOrders(c.id) }",
     )
     assert done.code == 0, done.err
@@ -132,7 +133,7 @@ def test_run_error_exit_1_with_line_caret_and_next_action(cli: Cli, tmp_path: Pa
     code_line = next(x for x in lines if "const b = ;" in x)
     caret = lines[lines.index(code_line) + 1]
     assert caret.index("^") == code_line.index(";")
-    assert "next (edit_request)" in done.err
+    assert "next: " in done.err and "edit_request" not in done.err
 
 
 def test_options_before_the_command(cli: Cli, data: Path) -> None:
@@ -228,7 +229,7 @@ def test_denied_refund_leaves_the_data_alone(cli: Cli, data: Path) -> None:
     envelope = json.loads(first.out)
     order_id = envelope["interruptions"][0]["args"][0]
     denied = cli("approvals", "deny", envelope["interruptions"][0]["id"], "--json")
-    assert denied.code == 1
+    assert denied.code == 0, denied.err  # the denial worked
     assert json.loads(denied.out)["error"]["code"] == "RUN_APPROVAL_DENIED"
     db = sqlite3.connect(data / "demo.sqlite3")
     assert db.execute("SELECT status FROM orders WHERE id = ?", (order_id,)).fetchone()[0] == "paid"

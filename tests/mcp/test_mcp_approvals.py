@@ -91,7 +91,7 @@ async def test_a_denial_reaches_the_snippet(data: Path) -> None:
         result, decided = await call_and_decide(server, PUBLISH, "deny")
         server.waiting = anyio.Event()
         caught, _ = await call_and_decide(server, CATCH_DENIAL, "deny")
-    assert decided.returncode == 1  # the CLI's run ended with the denial
+    assert decided.returncode == 0  # the denial took; the CLI's run ended with it
     assert result.is_error is True
     error = result.structured_content["error"]
     assert error["code"] == "RUN_APPROVAL_DENIED"
@@ -159,7 +159,7 @@ async def test_approval_status_waits_for_the_decision_when_asked(data: Path) -> 
                 decided = await anyio.to_thread.run_sync(
                     cli, data, "approvals", "deny", approval.id
                 )
-        assert decided.returncode == 1
+        assert decided.returncode == 0  # the denial took
     body = outcome["done"].structured_content
     assert body["status"] == "done"
     assert body["result"]["error"]["code"] == "RUN_APPROVAL_DENIED"

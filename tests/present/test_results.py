@@ -130,7 +130,7 @@ def test_error_lines() -> None:
         "  1 | await crm.getAcount(1)",
         "    |       ^",
         "  did you mean: crm.getAccount",
-        "  next (edit_request): Use crm.getAccount.",
+        "  next: Use crm.getAccount.",
     ]
 
 

@@ -199,3 +199,37 @@ async def test_ctrl_w_right_after_typing_asks(app_and_pilot: tuple[RunReplApp, A
         app.post_message(events.Key(key, None if key.startswith("ctrl") else key))
     await until(pilot, lambda: isinstance(app.screen, ConfirmClose))
     assert labels(app) == ["untitled", "untitled-2 ●"]
+
+
+async def test_a_restored_active_tab_far_along_the_strip_is_in_view(data_dir: Path) -> None:
+    """The tabs restored after the first paint push the strip: the active one stays in view."""
+    data_dir.mkdir(parents=True, exist_ok=True)
+    buffers = [{"title": f"buffer-{n}.ts", "text": f"'b {n}'", "path": None} for n in range(12)]
+    (data_dir / "buffers.json").write_text(json.dumps({"active": 10, "buffers": buffers}))
+    app = make_app(data_dir)
+    app.animation_level = "full"
+    async with app.run_test(size=SIZE) as pilot:
+        await settle(pilot)
+        await pilot.wait_for_scheduled_animations()
+        tabs = app.editor_tabs
+        assert len(labels(app)) == 12
+        active = tabs.tabs.active_tab
+        assert active is not None and str(active.label) == "buffer-10.ts"
+        strip = tabs.tabs.query_one("#tabs-scroll").region
+        assert strip.contains_region(active.region), (strip, active.region)
+
+
+async def test_empty_untitled_buffers_are_not_restored(data_dir: Path) -> None:
+    app = make_app(data_dir)
+    async with app.run_test(size=SIZE) as pilot:
+        await pilot.pause()
+        for _ in range(3):
+            await app.editor_tabs.action_new_buffer()
+        await app.editor_tabs.action_new_buffer("kept")
+        await settle(pilot)
+        assert len(labels(app)) == 5
+        await pilot.press("ctrl+q")
+    again = make_app(data_dir)
+    async with again.run_test(size=SIZE) as pilot:
+        await settle(pilot)
+        assert labels(again) == ["untitled", "untitled-5"]

@@ -201,3 +201,81 @@ async def test_a_narrow_screen_starts_with_the_catalog_hidden(data_dir: Path) ->
     async with app.run_test(size=SIZE) as pilot:
         await pilot.pause()
         assert app.query_one(HostCatalog).display
+
+
+async def test_typing_the_closing_paren_a_completion_inserted_steps_over_it(
+    app_and_pilot: tuple[RunReplApp, Any],
+) -> None:
+    """The report's steps: accept `crm.listAccounts`, type `3)`: one paren, cursor after it."""
+    _app, pilot = app_and_pilot
+    editor = await typed(pilot, "await crm.listAcc")
+    await pilot.press("enter", "3", ")")
+    assert editor.text == "await crm.listAccounts(3)"
+    assert editor.cursor_location == (0, len("await crm.listAccounts(3)"))
+    await pilot.press(")")  # the editor's paren is used up: this one is the person's
+    assert editor.text == "await crm.listAccounts(3))"
+
+
+async def test_a_paren_the_person_typed_is_never_stepped_over(
+    app_and_pilot: tuple[RunReplApp, Any],
+) -> None:
+    _app, pilot = app_and_pilot
+    editor = await typed(pilot, "f(1)", start="")
+    editor.move_cursor((0, 3))  # before the person's own `)`
+    await pilot.press(")")
+    assert editor.text == "f(1))"
+
+
+async def test_leaving_the_call_forgets_the_inserted_paren(
+    app_and_pilot: tuple[RunReplApp, Any],
+) -> None:
+    _app, pilot = app_and_pilot
+    editor = await typed(pilot, "await crm.listAcc", start="x\n")
+    await pilot.press("enter")  # await crm.listAccounts(|)
+    row = editor.cursor_location[0]
+    await pilot.press("up", "down")
+    editor.move_cursor((row, len("await crm.listAccounts(")))
+    await pilot.press(")")
+    assert editor.document.get_line(row) == "await crm.listAccounts())"
+
+
+async def test_the_parameter_hint_stays_inside_the_editor(
+    app_and_pilot: tuple[RunReplApp, Any],
+) -> None:
+    """On the editor's first line the row above is the tab strip: the hint goes below the
+    line instead, and a long one is cut at the editor's right edge, not the screen's."""
+    app, pilot = app_and_pilot
+    editor = await typed(pilot, "await billing.listInvoices(")
+    await pilot.pause()
+    hint = app.query_one(SignatureHint)
+    assert hint.has_class("-open")
+    area = editor.content_region
+    assert area.contains_region(hint.region), (hint.region, area)
+    assert hint.region.y != editor.cursor_screen_offset.y  # never over the line typed in
+    assert "billing.listInvoices(" in str(hint.render())
+    # Further down there is room above the line: it goes there.
+    editor = await typed(pilot, "await billing.listInvoices(", start="\n\n\n")
+    await pilot.pause()
+    assert hint.region.y == editor.cursor_screen_offset.y - 1
+    assert area.contains_region(hint.region)
+
+
+async def test_ctrl_home_and_ctrl_end_go_to_the_ends_of_a_long_buffer(
+    app_and_pilot: tuple[RunReplApp, Any],
+) -> None:
+    app, pilot = app_and_pilot
+    editor = app.editor_tabs.active_editor
+    editor.load_text("\n".join(f"const x{n} = {n}" for n in range(5000)))
+    editor.move_cursor((10, 3))
+    editor.focus()
+    await pilot.press("ctrl+end")
+    await pilot.pause()
+    assert editor.cursor_location == (4999, len("const x4999 = 4999"))
+    assert editor.scroll_y > 4000  # the end is on screen
+    assert editor.content_region.contains(*editor.cursor_screen_offset)
+    await pilot.press("ctrl+shift+home")  # selects back to the start
+    await pilot.pause()
+    assert editor.selection.start == (4999, len("const x4999 = 4999"))
+    assert editor.selection.end == (0, 0) and editor.scroll_y == 0
+    await pilot.press("ctrl+end", "ctrl+home")
+    assert editor.cursor_location == (0, 0) and not editor.selected_text

@@ -248,7 +248,7 @@ async def test_history_lists_runs_newest_first_and_previews_the_selected_one(utc
         assert "waiting for a decision on documents.publish()" in _static_text(
             app, "#history-summary"
         )
-        await pilot.press("down")  # from the search box, moves the selection
+        await pilot.press("down", "down")  # from the search box to the list, then its next row
         await pilot.pause()
         summary = _static_text(app, "#history-summary")
         assert "RUN_UNKNOWN_MEMBER (line 1, column 23)" in summary
@@ -308,6 +308,48 @@ async def test_history_o_on_the_table_opens_and_r_shows_the_result(utc: None) ->
         assert isinstance(shown, ShowStored)
         assert shown.envelope["value"][0] == {"id": "ord_1", "total": 120}
         assert not isinstance(app.screen, HistoryScreen)
+
+
+async def test_history_search_then_down_reaches_the_list_and_its_keys(utc: None) -> None:
+    """Type a search, Down, then the hinted key: it acts on the run on screen, and no
+    letter meant for the list ends up in the search."""
+    app = HistoryApp()
+    async with app.run_test(size=(120, 32)) as pilot:
+        await _settle(app, pilot)
+        screen = app.screen
+        search = screen.query_one("#history-search", Input)
+        table = screen.query_one("#history-runs", DataTable)
+        hint = _static_text(app, "#history-hint")
+        assert search.has_focus
+        assert "r show result" not in hint and "↓" in hint  # only keys that work here
+        await pilot.press(*"getacount")
+        await _settle(app, pilot)
+        await pilot.press("down")
+        await pilot.pause()
+        assert table.has_focus and table.cursor_row == 0  # the match on screen, not the next
+        assert "r show result" in _static_text(app, "#history-hint")
+        await pilot.press("r")
+        await pilot.pause()
+        assert search.value == "getacount"
+        assert [a.source for a in app.answers] == [ERROR_SOURCE]
+        assert isinstance(app.answers[0], ShowStored)
+
+
+async def test_history_list_sends_typing_to_the_search_and_up_goes_back(utc: None) -> None:
+    app = HistoryApp()
+    async with app.run_test(size=(120, 32)) as pilot:
+        await _settle(app, pilot)
+        screen = app.screen
+        search = screen.query_one("#history-search", Input)
+        table = screen.query_one("#history-runs", DataTable)
+        await pilot.press("down", "down")  # to the list, then its second row
+        assert table.has_focus and table.cursor_row == 1
+        await pilot.press("up", "up")  # the first row, then back to the search
+        assert search.has_focus
+        await pilot.press("down", *"pub")  # letters that are no key of the list: a search
+        await _settle(app, pilot)
+        assert search.has_focus and search.value == "pub"
+        assert table.row_count == 1 and app.answers == []
 
 
 async def test_history_escape_closes_and_an_empty_history_says_so(utc: None) -> None:

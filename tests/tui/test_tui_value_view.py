@@ -17,6 +17,7 @@ from textual.pilot import Pilot
 from textual.theme import Theme
 from textual.widgets import Input
 
+from run_repl.present.whole_value import array_field, write_value
 from run_repl.sandbox.result import RunErrorInfo, RunResult, ValueWindow
 from run_repl.sandbox.result_store import Page, ResultRefNotFound
 from run_repl.sandbox.value_window import itemize, leading_items
@@ -25,9 +26,7 @@ from run_repl.tui.components.value_model import (
     FIRST_PAGE_ONLY,
     GONE,
     PAGE_ITEMS,
-    array_field,
     page_lines,
-    write_value,
 )
 from run_repl.tui.components.value_tree import TREE_BATCH, ValueTree
 from run_repl.tui.components.value_view import ValueView

@@ -12,7 +12,7 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 
 from rich.text import Text
-from textual.geometry import Offset, Size
+from textual.geometry import Offset, Region, Size
 from textual.widgets import OptionList, Static
 from textual.widgets.option_list import Option
 
@@ -136,12 +136,28 @@ class SignatureHint(Static):
     """
 
     def show(
-        self, info: FunctionInfo, argument: int, at: Offset, styles: Mapping[str, str]
+        self,
+        info: FunctionInfo,
+        argument: int,
+        at: Offset,
+        styles: Mapping[str, str],
+        within: Region | None = None,
     ) -> None:
+        """Show the signature on the row above `at` (the cursor), inside `within` (the
+        editor's text area): below the cursor's row when the one above is outside it
+        (the tab strip), and cut at its right edge rather than drawn over the next panel."""
         text = signature_text(info, argument, styles)
+        area = within or Region(0, 0, *self.screen.size)
+        width = min(100, text.cell_len + 2, max(1, area.width))
+        if text.cell_len + 2 > width:
+            text.truncate(max(1, width - 2), overflow="ellipsis")
         self.update(text)
-        width = min(100, text.cell_len + 2)
-        self.styles.offset = place(at, Size(width, 1), self.screen.size, above=True)
+        x = max(area.x, min(at.x, area.right - width))
+        y = at.y - 1 if at.y - 1 >= area.y else at.y + 1
+        if y >= area.bottom:  # a one-row editor: the row above, whatever it holds
+            y = max(0, at.y - 1)
+        self.styles.width = width
+        self.styles.offset = Offset(x, y)
         self.add_class("-open")
 
     def close(self) -> None:

@@ -40,10 +40,15 @@ if TYPE_CHECKING:
 
 LARGE_BUFFER_LINES = 5000
 LANGUAGE = "typescript"
-DEFAULT_SOURCE = """// F5 or ctrl+j runs · F1 help
+DEFAULT_SOURCE = """// {run} runs · {help} help
 const [customer] = await crm.listAccounts()
 return await store.listOrders(customer.id)
 """
+
+
+def default_source(run: str = "F5 or ctrl+j", help: str = "F1") -> str:
+    """The first buffer's snippet, its comment naming the keys that run and help now."""
+    return DEFAULT_SOURCE.format(run=run, help=help)
 
 
 @cache
@@ -106,6 +111,7 @@ the last expression (or an explicit `return`) is the run's value.
 - **ctrl+w** close the tab (it asks first when ● marks unsaved changes), **ctrl+t** reopen
   the last closed tab
 - **ctrl+pagedown** / **ctrl+pageup** (or **alt+→** / **alt+←**): next / previous tab
+- **ctrl+home** / **ctrl+end**: the start / end of the buffer (with **shift**: select to it)
 
 Host functions complete as you type (`crm.` offers crm's functions; a mistyped
 name is offered what a run would suggest): **↑/↓** choose, **tab** or **enter**
@@ -115,6 +121,22 @@ the host function at the cursor. **ctrl+b** shows or hides the host catalog.
 """
 
     BINDINGS: ClassVar[list[BindingType]] = [
+        Binding("ctrl+home", "document_start", "Start of buffer", id="editor.start", show=False),
+        Binding("ctrl+end", "document_end", "End of buffer", id="editor.end", show=False),
+        Binding(
+            "ctrl+shift+home",
+            "document_start(True)",
+            "Select to start",
+            id="editor.select_to_start",
+            show=False,
+        ),
+        Binding(
+            "ctrl+shift+end",
+            "document_end(True)",
+            "Select to end",
+            id="editor.select_to_end",
+            show=False,
+        ),
         Binding("ctrl+space,ctrl+@", "complete", "Complete", id="editor.complete", show=False),
         Binding("f9", "function_doc", "Doc", id="editor.doc", show=False),
     ]
@@ -145,6 +167,10 @@ the host function at the cursor. **ctrl+b** shows or hides the host catalog.
         self.offers: list[Candidate] = []
         self.offer_index = 0
         self._word = ""
+        self._inserted_closer: tuple[int, int, int] | None = None
+        """The `)` a completion put after the cursor: (row, column of its `(`, characters
+        after the `)` on that row). Typing `)` there steps over it, as editors do; it is
+        forgotten once the cursor leaves the parentheses or the row."""
 
     def on_mount(self) -> None:
         style = getattr(self.app, "style_editor", None)
@@ -192,7 +218,7 @@ the host function at the cursor. **ctrl+b** shows or hides the host catalog.
             self.close_offers()
         call = call_at(self.functions, before)
         if call is not None:
-            hint.show(call[0], call[1], Offset(cursor.x, cursor.y), styles)
+            hint.show(call[0], call[1], Offset(cursor.x, cursor.y), styles, self.content_region)
         else:
             hint.close()
 
@@ -220,7 +246,10 @@ the host function at the cursor. **ctrl+b** shows or hides the host catalog.
         call = offer.kind == "function" and not line[column:].lstrip().startswith("(")
         self.replace(text + ("()" if call else ""), start, (row, column))
         if call:
-            self.move_cursor((row, start[1] + len(text) + 1))
+            opening = start[1] + len(text)
+            self.move_cursor((row, opening + 1))
+            after = len(self.document.get_line(row)) - (opening + 2)  # past the `)`
+            self._inserted_closer = (row, opening, after)
         self.close_offers()
         # A namespace goes on to offer its members; a call shows its parameters.
         self.assist(open_menu=offer.kind == "namespace")
@@ -246,17 +275,51 @@ the host function at the cursor. **ctrl+b** shows or hides the host catalog.
                 self.offer_index = max(0, min(len(self.offers) - 1, self.offer_index + step))
                 self.assist(open_menu=True)
             return
+        if event.character == ")" and self._at_inserted_closer():
+            event.stop()
+            event.prevent_default()
+            self._inserted_closer = None
+            row, column = self.cursor_location
+            self.move_cursor((row, column + 1))
+            self.assist(open_menu=False)
+            return
         await super()._on_key(event)
         if event.is_printable:
             self.assist(open_menu=True)
 
+    def _closer_column(self) -> int | None:
+        """Where the `)` a completion inserted is now, if the cursor is still inside its
+        parentheses on its row and it is still there; else None (and it is forgotten)."""
+        if self._inserted_closer is None:
+            return None
+        row, opening, after = self._inserted_closer
+        cursor_row, column = self.cursor_location
+        line = self.document.get_line(cursor_row) if cursor_row == row else ""
+        closer = len(line) - after - 1
+        inside = cursor_row == row and opening < column <= closer and not self.selected_text
+        if not inside or line[opening : opening + 1] != "(" or line[closer : closer + 1] != ")":
+            self._inserted_closer = None
+            return None
+        return closer
+
+    def _at_inserted_closer(self) -> bool:
+        closer = self._closer_column()
+        return closer is not None and self.cursor_location[1] == closer
+
     @on(TextArea.SelectionChanged)
     def _moved(self) -> None:
+        self._closer_column()  # forgets the inserted `)` once the cursor leaves it
         if self.has_focus:
             self.assist(open_menu=False)
 
     def on_blur(self) -> None:
         self.close_assist()
+
+    def action_document_start(self, select: bool = False) -> None:
+        self.move_cursor(self.document.start, select=select)
+
+    def action_document_end(self, select: bool = False) -> None:
+        self.move_cursor(self.document.end, select=select)
 
     def action_complete(self) -> None:
         self.assist(open_menu=True, force=True)
@@ -462,7 +525,12 @@ class EditorTabs(Vertical):
     """
 
     def __init__(
-        self, store: BufferStore, *, initial: list[Buffer] | None = None, id: str | None = None
+        self,
+        store: BufferStore,
+        *,
+        initial: list[Buffer] | None = None,
+        first_source: str | None = None,
+        id: str | None = None,
     ) -> None:
         super().__init__(id=id)
         self.store = store
@@ -473,7 +541,7 @@ class EditorTabs(Vertical):
         restored = Restored(initial) if initial is not None else store.load()
         self.problem = restored.problem
         buffers = [b for b in restored.buffers if b.worth_keeping] or [
-            Buffer("untitled", DEFAULT_SOURCE)
+            Buffer("untitled", first_source if first_source is not None else default_source())
         ]
         active = min(max(restored.active, 0), len(buffers) - 1)
         if initial is None and restored.buffers and restored.active < len(restored.buffers):
@@ -600,7 +668,9 @@ class EditorTabs(Vertical):
         # The strip scrolls so the active tab shows, even right after it was added.
         tab = self.tabs.active_tab
         if tab is not None:
-            self.tabs.query_one("#tabs-scroll").scroll_to_widget(tab, animate=False)
+            # force: the strip hides its scroll bar (overflow hidden), and a scroll that is
+            # not forced does not move what cannot be scrolled by hand.
+            self.tabs.query_one("#tabs-scroll").scroll_to_widget(tab, animate=False, force=True)
             # Tabs mounted before the active one move it: its underline follows (what
             # Tabs.add_tab does after a refresh, too).
             self.tabs._highlight_active(animate=False)

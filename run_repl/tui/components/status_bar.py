@@ -89,6 +89,10 @@ class StatusBar(Static):
             return f"bold reverse {colour}" if colour else None
         return f"bold {text_on(colour)} on {colour}"
 
+    def _inbox_keys(self) -> str:
+        hints = getattr(self.app, "key_hints", None)
+        return hints.keys("app.approvals") if hints is not None else "F6"
+
     def render(self) -> Text:
         text = Text()
         theme = self.app.current_theme
@@ -104,7 +108,7 @@ class StatusBar(Static):
         if self.detail:
             text.append(f"  · {self.detail}")
         waiting = (
-            f" {self.approvals} approval{'s' if self.approvals != 1 else ''} · F6 "
+            f" {self.approvals} approval{'s' if self.approvals != 1 else ''} · {self._inbox_keys()} "
             if self.approvals
             else ""
         )

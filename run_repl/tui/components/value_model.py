@@ -14,10 +14,11 @@ import os
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, TextIO
+from typing import Any
 
 from ...present.formats import plural, pretty_json
 from ...present.paging import FIRST_PAGE_ONLY, GONE, ValuePager, item_lines
+from ...present.whole_value import Pager, pages_of, write_value
 from ...sandbox.result import RunResult
 from ...sandbox.result_store import MAX_PAGE, Page
 from ...sandbox.value_window import field_path, itemize
@@ -26,9 +27,6 @@ PAGE_ITEMS = 100
 # The item lines, JSON text and the words for what is missing are present/'s, as the
 # CLI and the line REPL say them.
 pretty = pretty_json
-
-Pager = Callable[[str, int, int], Page]
-"""`runner.expand(ref, offset, limit)`: items [offset, offset + limit) of a stored value."""
 
 
 def value_size(result: RunResult) -> str:
@@ -92,82 +90,6 @@ def copy_text(items: list[Any], path: str, *, whole: bool = True) -> str:
             merged.update(item_value(item, path))
         return pretty(merged)
     return pretty(items if whole else items[0])
-
-
-def array_field(path: str) -> str | None:
-    """The field name of a `$.<field>` or `$["<field>"]` path, else None."""
-    if path.startswith("$."):
-        return path[2:]
-    if path.startswith('$["') and path.endswith('"]'):
-        return json.loads(path[2:-1])
-    return None
-
-
-def dumps(value: Any) -> str:
-    return json.dumps(value, ensure_ascii=False)
-
-
-def _write_joined(out: TextIO, pieces: Iterator[str], sep: str) -> int:
-    """Write pieces with `sep` between them; returns how many there were."""
-    count = 0
-    for piece in pieces:
-        if count:
-            out.write(sep)
-        out.write(piece)
-        count += 1
-    return count
-
-
-def write_value(
-    out: TextIO,
-    path: str,
-    rest: dict[str, Any] | None,
-    items: Iterator[Any],
-    *,
-    as_json: bool = True,
-) -> int:
-    """Write a value from its items, in the shape they were cut from; returns the item count.
-
-    `$` is an array, `$.<field>` the object with its other fields and the array
-    under that field, `$entries` an object, `$lines` the text (a JSON string
-    when `as_json`). Items are written as they come, so any size streams."""
-    if path == "$lines":
-        if not as_json:
-            return _write_joined(out, (str(line) for line in items), "\n")
-        out.write('"')
-        count = _write_joined(out, (dumps(str(line))[1:-1] for line in items), "\\n")
-        out.write('"\n')
-        return count
-    field = array_field(path)
-    if field is not None:
-        out.write("{\n  ")
-        for key, value in (rest or {}).items():
-            out.write(f"{dumps(key)}: {dumps(value)},\n  ")
-        out.write(f"{dumps(field)}: [\n    ")
-        count = _write_joined(out, (dumps(item) for item in items), ",\n    ")
-        out.write("\n  ]\n}\n")
-        return count
-    if path == "$entries":
-        out.write("{\n  ")
-        entries = (f"{dumps(item['key'])}: {dumps(item.get('value'))}" for item in items)
-        count = _write_joined(out, entries, ",\n  ")
-        out.write("\n}\n")
-        return count
-    out.write("[\n  ")
-    count = _write_joined(out, (dumps(item) for item in items), ",\n  ")
-    out.write("\n]\n")
-    return count
-
-
-def pages_of(pager: Pager, ref: str) -> Iterator[Any]:
-    """Every item of a stored value, fetched MAX_PAGE at a time."""
-    offset = 0
-    while True:
-        page = pager(ref, offset, MAX_PAGE)
-        yield from page.items
-        offset += len(page.items)
-        if not page.has_more or not page.items:
-            return
 
 
 @dataclass

@@ -9,11 +9,13 @@ tree, or the go-to/export prompt) is a reactive that refreshes the bindings.
 from __future__ import annotations
 
 import json
+import time
+from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, ClassVar, Literal
 
-from textual import on, work
+from textual import events, on, work
 from textual.app import ComposeResult
 from textual.binding import Binding, BindingType
 from textual.containers import Horizontal
@@ -47,6 +49,10 @@ Mode = Literal["lines", "table", "tree", "prompt"]
 Base = Literal["lines", "table"]
 
 
+TYPING_GAP_S = 0.6
+"""Keys closer together than this, after one that is none of the panel's, are typing."""
+
+
 class ValueView(Widget, can_focus=True):
     """A run's value: inline and whole, or a windowed value a page at a time."""
 
@@ -70,6 +76,11 @@ fetched from the stored result; the header says which items you see.
 | `y` | copy the selected item (in the tree: the node) as JSON |
 | `Y` | copy the page as JSON |
 | `ctrl+e` | export the whole value to a file, page by page (asks before replacing one) |
+
+Text typed here by mistake does nothing: after a key that is none of the panel's
+(a letter that is no key here, a space, a bracket), the letters that come with it
+are taken for typing and ignored, and the panel says so once. A key pressed on
+its own, or keys pressed one after another, still act.
 
 An array of objects with mostly the same keys (or an object's array of them,
 like `$.rows`) shows as a table, a page at a time like the lines.
@@ -169,6 +180,9 @@ page is shown, and the header says so.
     def __init__(self, *, id: str | None = None, classes: str | None = None) -> None:
         super().__init__(id=id, classes=classes)
         self.model = ValuePages()
+        self.clock: Callable[[], float] = time.monotonic
+        self._typed_at: float | None = None
+        """When the last key of text typed here by mistake came (None: no such burst)."""
         self._header = Static(id="value-header")
         self._lines = ValueLines(id="value-lines")
         self._tree = ValueTree("value", id="value-tree")
@@ -308,7 +322,7 @@ page is shown, and the header says so.
                 first_number=None,
                 plain=True,
                 cursor=-1,
-                placeholder="No value yet: F5 runs the snippet.",
+                placeholder=f"No value yet: {self._run_keys()} runs the snippet.",
             )
         elif shown.inline:
             value = shown.value
@@ -456,7 +470,40 @@ page is shown, and the header says so.
         self._show_page(start, items, cursor=cursor, top=top)
         return True
 
+    # ------------------------------------------------------------------ typing by mistake
+    def on_key(self, event: events.Key) -> None:
+        """A printable key that is none of the panel's starts (or goes on with) a burst of
+        typing: the panel's letter keys that come with it do nothing (see `_typing`), and
+        the panel says once where typing goes. Harlequin's and posting's panels ignore
+        text typed into them; here the letters are keys, so text must not reach them."""
+        if not (event.is_printable and event.character) or isinstance(self.app.focused, Input):
+            return
+        if event.key in self.screen.active_bindings:
+            return  # a key of the panel (or its tree or table): its action asks `_typing`
+        now = self.clock()
+        starting = self._typed_at is None or now - self._typed_at >= TYPING_GAP_S
+        self._typed_at = now
+        if starting:
+            self.notify(
+                "That looks like typing: the Value panel has the focus, and its letters are "
+                "keys (n p g t r s y Y, enter), so they were ignored. ctrl+o e goes to the "
+                "editor.",
+                title="Value",
+                severity="warning",
+                markup=False,
+            )
+
+    def _typing(self) -> bool:
+        """Whether a key of the panel is part of typing (it then does nothing)."""
+        now = self.clock()
+        if self._typed_at is not None and now - self._typed_at < TYPING_GAP_S:
+            self._typed_at = now
+            return True
+        return False
+
     def action_next_page(self) -> None:
+        if self._typing():
+            return
         start = self.model.next_start
         if start is None:
             self.app.bell()
@@ -464,6 +511,8 @@ page is shown, and the header says so.
         self._go(start, 0)
 
     def action_previous_page(self) -> None:
+        if self._typing():
+            return
         start = self.model.previous_start
         if start is None:
             self.app.bell()
@@ -486,6 +535,8 @@ page is shown, and the header says so.
         return True
 
     def action_next_item(self) -> None:
+        if self._typing():
+            return
         if self._table_step(1):
             return
         if not self.model.windowed:
@@ -498,6 +549,8 @@ page is shown, and the header says so.
             self._go(self.model.next_start, 0)
 
     def action_previous_item(self) -> None:
+        if self._typing():
+            return
         if self._table_step(-1):
             return
         if not self.model.windowed:
@@ -526,12 +579,16 @@ page is shown, and the header says so.
             self._lines.scroll_end(animate=False)
 
     def action_scroll_left(self) -> None:
+        if self._typing():
+            return
         if self._base == "table":
             self._table.action_cursor_left()
         else:
             self._lines.scroll_left(animate=False)
 
     def action_scroll_right(self) -> None:
+        if self._typing():
+            return
         if self._base == "table":
             self._table.action_cursor_right()
         else:
@@ -545,6 +602,8 @@ page is shown, and the header says so.
     # ------------------------------------------------------------------ table
     def action_toggle_table(self) -> None:
         """r: the page's records as a table, or as JSON lines (the choice holds)."""
+        if self._typing():
+            return
         if self._records is None:
             return
         if self._base == "table":
@@ -562,6 +621,8 @@ page is shown, and the header says so.
 
     def action_sort(self) -> None:
         """s: sort the page by the column under the cursor (again: reversed; again: as it came)."""
+        if self._typing():
+            return
         column = self._table.column_key
         if self._base != "table" or column is None:
             self.app.bell()
@@ -610,6 +671,8 @@ page is shown, and the header says so.
 
     # ------------------------------------------------------------------ tree
     def action_toggle_tree(self) -> None:
+        if self._typing():
+            return
         if self.mode == "tree":
             self._close_tree()
             self.focus()
@@ -640,6 +703,8 @@ page is shown, and the header says so.
 
     # ------------------------------------------------------------------ copy
     def action_copy_item(self) -> None:
+        if self._typing():
+            return
         if self.mode == "tree":
             node = self._tree.cursor_node
             data = node.data if node is not None else None
@@ -654,6 +719,8 @@ page is shown, and the header says so.
         self._copy(copied)
 
     def action_copy_page(self) -> None:
+        if self._typing():
+            return
         self._copy(self.model.copy_page())
 
     def _copy(self, copied: tuple[str, str] | None) -> None:
@@ -682,6 +749,8 @@ page is shown, and the header says so.
             self.mode = self._mode_before_prompt
 
     def action_jump(self) -> None:
+        if self._typing():
+            return
         if self.model.windowed:
             self._open_prompt("jump", f"Go to item (1–{self.model.total:,}):", "")
 
@@ -711,6 +780,11 @@ page is shown, and the header says so.
                 self._open_prompt("replace", f"{path} exists: enter replaces it:", text)
                 return
             self.export_to(path)
+
+    def _run_keys(self) -> str:
+        """The keys that run now (the app's keymap), for the empty panel's hint."""
+        hints = getattr(self.app, "key_hints", None)
+        return hints.keys("app.run", first=True) if hints is not None else "F5"
 
     # ------------------------------------------------------------------ export
     def action_export(self) -> None:

@@ -8,7 +8,7 @@ from typing import Any, ClassVar, Protocol
 from rich.console import Group, RenderableType
 from rich.syntax import Syntax
 from rich.text import Text
-from textual import on, work
+from textual import events, on, work
 from textual.app import ComposeResult
 from textual.binding import Binding, BindingType
 from textual.containers import Horizontal, Vertical, VerticalScroll
@@ -43,6 +43,22 @@ class ShowStored:
 
 LIST_LIMIT = 200
 PREVIEW_VALUE_LINES = 12
+# Each names only the keys that work where the focus is.
+SEARCH_HINT = "type to search · ↓ to the list · enter open in editor · esc close"
+LIST_HINT = "enter/o open in editor · r show result · ↑↓ choose · / search · esc close"
+
+
+class RunList(DataTable[Any]):
+    """The runs; ↑ on the first one goes back to the search box."""
+
+    class LeftAtTop(Message):
+        """↑ was pressed on the first row."""
+
+    def action_cursor_up(self) -> None:
+        if self.cursor_row <= 0:
+            self.post_message(self.LeftAtTop())
+            return
+        super().action_cursor_up()
 
 
 class RunSource(Protocol):
@@ -107,9 +123,14 @@ class HistoryScreen(ModalScreen[OpenSource | ShowStored | None]):
 
 Past runs, newest first. Type to search the source, the status or the error code.
 
-- **Enter** or **o**: open the run's source in a new editor buffer
+The search box has the focus first: type, then **↓** goes to the list (the run
+on screen stays chosen), where these keys work:
+
+- **Enter** or **o**: open the run's source in a new editor buffer (Enter also
+  from the search box)
 - **r**: show the run's stored result in the panels
-- **↑/↓**: choose a run (also while typing in the search box)
+- **↑/↓**: choose a run; **↑** from the first goes back to the search box, and so
+  does **/** or any letter that is not a key of the list
 - **Escape**: close
 """
 
@@ -196,12 +217,15 @@ Past runs, newest first. Type to search the source, the status or the error code
             with Horizontal(id="history-header"):
                 yield Static("Run history", id="history-title")
                 yield Static("", id="history-count")
-            yield Input(placeholder="Search source, status or error code…", id="history-search")
-            # The list gets the full width (sources are long); the preview sits below it.
-            table: DataTable[Any] = DataTable(
-                id="history-runs", cursor_type="row", zebra_stripes=True
+            # Not selected on focus: a letter sent here from the list must not be
+            # replaced by the next one.
+            yield Input(
+                placeholder="Search source, status or error code…",
+                id="history-search",
+                select_on_focus=False,
             )
-            yield table
+            # The list gets the full width (sources are long); the preview sits below it.
+            yield RunList(id="history-runs", cursor_type="row", zebra_stripes=True)
             with Horizontal(id="history-preview"):
                 with VerticalScroll(id="history-source-scroll") as source_scroll:
                     source_scroll.border_title = "Source"
@@ -211,10 +235,7 @@ Past runs, newest first. Type to search the source, the status or the error code
                     summary_scroll.border_title = "Result"
                     summary_scroll.can_focus = False
                     yield Static("", id="history-summary")
-            yield Static(
-                "enter/o open in editor · r show result · ↑↓ choose · esc close",
-                id="history-hint",
-            )
+            yield Static(SEARCH_HINT, id="history-hint")
 
     def on_mount(self) -> None:
         table = self.query_one("#history-runs", DataTable)
@@ -345,13 +366,38 @@ Past runs, newest first. Type to search the source, the status or the error code
         self.dismiss(None)
 
     def action_cursor(self, step: int) -> None:
-        table = self.query_one("#history-runs", DataTable)
-        if table.row_count:
-            row = max(0, min(table.row_count - 1, table.cursor_row + step))
-            table.move_cursor(row=row)
+        # Reached from the search box (the list moves its own cursor): ↓ goes to the
+        # list with the run on screen still chosen, so its keys act on what is shown.
+        if step > 0:
+            self.query_one("#history-runs", DataTable).focus()
 
     def action_focus_search(self) -> None:
         self.query_one("#history-search", Input).focus()
+
+    @on(RunList.LeftAtTop)
+    def _left_at_top(self) -> None:
+        self.action_focus_search()
+
+    @on(events.DescendantFocus)
+    def _focus_moved(self) -> None:
+        table = self.query_one("#history-runs", DataTable)
+        self.query_one("#history-hint", Static).update(
+            LIST_HINT if table.has_focus else SEARCH_HINT
+        )
+
+    def on_key(self, event: events.Key) -> None:
+        """A letter typed on the list that is none of its keys is a search: it goes to
+        the search box, never lost and never taken for something else."""
+        table = self.query_one("#history-runs", DataTable)
+        if not (table.has_focus and event.is_printable and event.character):
+            return
+        if event.key in self.active_bindings:
+            return
+        search = self.query_one("#history-search", Input)
+        search.focus()
+        search.insert_text_at_cursor(event.character)
+        event.stop()
+        event.prevent_default()
 
     @on(Input.Submitted, "#history-search")
     @on(DataTable.RowSelected, "#history-runs")

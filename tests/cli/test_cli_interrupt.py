@@ -1,0 +1,75 @@
+"""Ctrl-C at any point of a `run-repl` start: exit 130, quietly (no traceback).
+
+The command runs as its console script does (the entry point pyproject.toml
+declares, imported and called by a two-line wrapper), in a process of its own,
+and gets SIGINT at several points of its start: while Python imports run-repl,
+while it opens the store, while the snippet runs.
+"""
+
+from __future__ import annotations
+
+import os
+import signal
+import subprocess
+import sys
+import time
+import tomllib
+from pathlib import Path
+
+import pytest
+
+ROOT = Path(__file__).resolve().parents[2]
+SLOW = "let s = 0; for (let i = 0; i < 5e8; i++) s += i; return s"
+
+
+def console_script(ready_fd: int) -> str:
+    """What pip's `run-repl` wrapper runs (`from MODULE import FUNC; sys.exit(FUNC())`),
+    first saying on `ready_fd` that the interpreter is up: the times count from there.
+    A Ctrl-C while Python starts, or in the first millisecond after (the wrapper
+    importing run-repl's entry module, which imports nothing more), is Python's."""
+    entry = tomllib.loads((ROOT / "pyproject.toml").read_text())["project"]["scripts"]["run-repl"]
+    module, func = entry.split(":")
+    return (
+        f"import os, sys\nos.write({ready_fd}, b'r')\n"
+        f"from {module} import {func}\nsys.exit({func}())"
+    )
+
+
+@pytest.mark.parametrize("after_s", [0.05, 0.1, 0.2, 0.35, 0.6, 1.0, 1.8])
+def test_ctrl_c_during_start_exits_130_quietly(tmp_path: Path, after_s: float) -> None:
+    snippet = tmp_path / "slow.ts"
+    snippet.write_text(SLOW, encoding="utf-8")
+    ready, ready_w = os.pipe()
+    proc = subprocess.Popen(
+        [
+            sys.executable,
+            "-c",
+            console_script(ready_w),
+            "run",
+            str(snippet),
+            "--data-dir",
+            str(tmp_path),
+        ],
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+        pass_fds=(ready_w,),
+        env={
+            "PATH": "/usr/bin:/bin",
+            "HOME": str(tmp_path),
+            "PYTHONPATH": str(ROOT),
+            "RUN_REPL_CONFIG_DIR": str(tmp_path / "config"),
+        },
+    )
+    os.close(ready_w)
+    try:
+        assert os.read(ready, 1) == b"r"
+    finally:
+        os.close(ready)
+    time.sleep(after_s)
+    assert proc.poll() is None, "the command ended before the signal: make SLOW slower"
+    os.kill(proc.pid, signal.SIGINT)
+    _, err = proc.communicate(timeout=60)
+    assert "Traceback" not in err and "KeyboardInterrupt" not in err, err
+    assert len(err.splitlines()) <= 2, err
+    assert proc.returncode == 130, (proc.returncode, err)

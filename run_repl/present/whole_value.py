@@ -41,7 +41,10 @@ def _c_encoder() -> Callable[[Any, int], Any] | None:
     once: a million items spend more time building it than encoding. None where this
     Python has none, or it does not write what json.dumps writes."""
     try:
-        from json.encoder import c_make_encoder, encode_basestring
+        from json.encoder import (  # type: ignore[attr-defined]  # C accelerator, not in the stubs
+            c_make_encoder,
+            encode_basestring,
+        )
 
         if c_make_encoder is None:
             return None

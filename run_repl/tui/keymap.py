@@ -21,6 +21,7 @@ UNRELIABLE = frozenset({"ctrl+enter"})
 
 
 def _subclasses(cls: type) -> Iterator[type]:
+    sub: type
     for sub in cls.__subclasses__():
         yield sub
         yield from _subclasses(sub)

@@ -18,6 +18,9 @@ from pathlib import Path
 
 import pytest
 
+# Real processes talking for real: seconds each, out of the fast lane.
+pytestmark = pytest.mark.slow
+
 ROOT = Path(__file__).resolve().parents[2]
 SLOW = "let s = 0; for (let i = 0; i < 5e8; i++) s += i; return s"
 

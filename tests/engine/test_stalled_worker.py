@@ -18,6 +18,9 @@ from run_repl import Limits
 from run_repl.sandbox.runner import Runner
 from run_repl.sandbox.worker_pool import WorkerPool, WorkerProcess, process_stopped
 
+# Real processes talking for real: seconds each, out of the fast lane.
+pytestmark = pytest.mark.slow
+
 
 def _wait_stopped(pid: int) -> None:
     deadline = time.monotonic() + 10

@@ -22,7 +22,8 @@ from run_repl.mcp.declarations import declarations
 sys.path.insert(0, str(Path(__file__).with_name("upstream_servers")))
 from install import missing, program
 
-pytestmark = pytest.mark.xdist_group("upstream_servers")
+# Real processes talking for real: seconds each, out of the fast lane.
+pytestmark = [pytest.mark.xdist_group("upstream_servers"), pytest.mark.slow]
 
 
 @pytest.fixture(scope="module", autouse=True)

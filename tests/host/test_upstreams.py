@@ -166,6 +166,7 @@ def test_tool_names_become_unique_identifiers() -> None:
 
 
 # ---------------------------------------------------------------- calls
+@pytest.mark.slow  # an upstream process
 def test_tools_are_functions_with_declarations(host) -> None:  # type: ignore[no-untyped-def]
     paths = list(host.manifest.functions)
     assert "up.echo" in paths and "up.write_note" in paths and "up.crash" in paths
@@ -178,6 +179,7 @@ def test_tools_are_functions_with_declarations(host) -> None:  # type: ignore[no
     assert "@approval Asks a person" in text.split("function write_note")[0].rsplit("/**", 1)[1]
 
 
+@pytest.mark.slow  # an upstream process
 async def test_results_are_data(host, state: Path) -> None:  # type: ignore[no-untyped-def]
     result = await run(
         """
@@ -197,6 +199,7 @@ async def test_results_are_data(host, state: Path) -> None:  # type: ignore[no-u
     assert lines(state, "echo.log") == ["ab"]
 
 
+@pytest.mark.slow  # an upstream process
 async def test_a_tool_error_is_a_host_error_the_snippet_can_catch(host) -> None:  # type: ignore[no-untyped-def]
     result = await run(
         "try { await up.fail({why: 'no'}) } catch (e) { return [e.hostCode, e.message] }",
@@ -207,6 +210,7 @@ async def test_a_tool_error_is_a_host_error_the_snippet_can_catch(host) -> None:
     assert code == "UPSTREAM_TOOL_ERROR" and "refused: no" in message
 
 
+@pytest.mark.slow  # an upstream process
 async def test_bad_arguments_are_refused_before_anything_is_sent(host, state: Path) -> None:  # type: ignore[no-untyped-def]
     result = await run("await up.echo({text: 5})", host.functions)
     assert result.status == "error"
@@ -219,6 +223,7 @@ async def test_bad_arguments_are_refused_before_anything_is_sent(host, state: Pa
     )
 
 
+@pytest.mark.slow  # an upstream process
 async def test_annotations_decide_who_is_asked(host, state: Path) -> None:  # type: ignore[no-untyped-def]
     asked = {p for p, fn in host.manifest.functions.items() if fn.approval is not None}
     assert "up.write_note" in asked  # destructiveHint
@@ -233,6 +238,7 @@ async def test_annotations_decide_who_is_asked(host, state: Path) -> None:  # ty
     assert lines(state, "writes.log") == []
 
 
+@pytest.mark.slow  # an upstream process
 async def test_the_policy_overrides_annotations(host, state: Path) -> None:  # type: ignore[no-untyped-def]
     runner = create_runner(secret=SECRET, approvals={"up.write_note": "allow", "up.ec*": "deny"})
     try:
@@ -245,6 +251,7 @@ async def test_the_policy_overrides_annotations(host, state: Path) -> None:  # t
     assert lines(state, "echo.log") == []
 
 
+@pytest.mark.slow  # an upstream process
 async def test_a_resume_never_calls_a_finished_upstream_tool_again(host, state: Path) -> None:  # type: ignore[no-untyped-def]
     runner = create_runner(secret=SECRET)
     source = """
@@ -267,6 +274,7 @@ async def test_a_resume_never_calls_a_finished_upstream_tool_again(host, state: 
 
 
 # ---------------------------------------------------------------- lifecycle
+@pytest.mark.slow  # an upstream process
 async def test_a_crash_mid_call_is_lost_not_resent_and_the_upstream_comes_back(
     host, state: Path
 ) -> None:  # type: ignore[no-untyped-def]
@@ -287,6 +295,7 @@ async def test_a_crash_mid_call_is_lost_not_resent_and_the_upstream_comes_back(
     assert lines(state, "crash.log") == ["crashing"]  # never sent again
 
 
+@pytest.mark.slow  # an upstream process
 async def test_a_changed_tool_list_reaches_the_catalog_and_the_next_run(host) -> None:  # type: ignore[no-untyped-def]
     assert "up.extra" not in host.manifest.functions
     grown = await run("return await up.grow()", host.functions)
@@ -301,6 +310,7 @@ async def test_a_changed_tool_list_reaches_the_catalog_and_the_next_run(host) ->
     }  # its outputSchema wraps a number
 
 
+@pytest.mark.slow  # an upstream process
 async def test_cancel_cancels_the_upstream_call(host, state: Path) -> None:  # type: ignore[no-untyped-def]
     cancel = asyncio.Event()
     task = asyncio.create_task(run("await up.slow({seconds: 30})", host.functions, cancel=cancel))
@@ -319,6 +329,7 @@ async def test_cancel_cancels_the_upstream_call(host, state: Path) -> None:  # t
     ]  # notifications/cancelled reached it
 
 
+@pytest.mark.slow  # an upstream process
 async def test_a_call_past_its_timeout_is_cancelled(state: Path, tmp_path: Path) -> None:
     host = with_upstreams(None, [spec_for(state, call_timeout_s=0.5)], tmp_path / "logs")
     result = await run(
@@ -327,6 +338,7 @@ async def test_a_call_past_its_timeout_is_cancelled(state: Path, tmp_path: Path)
     assert result.value == "UPSTREAM_TIMEOUT"
 
 
+@pytest.mark.slow  # an upstream process
 def test_an_upstream_that_does_not_start_is_a_load_error_naming_its_log(tmp_path: Path) -> None:
     spec = UpstreamSpec(name="nope", command=str(tmp_path / "missing"), env={"TOKEN": "hunter2"})
     with pytest.raises(HostLoadError) as info:
@@ -336,12 +348,14 @@ def test_an_upstream_that_does_not_start_is_a_load_error_naming_its_log(tmp_path
     close_all()
 
 
+@pytest.mark.slow  # an upstream process
 def test_its_error_output_goes_to_a_log_file(state: Path, tmp_path: Path) -> None:
     with_upstreams(None, [spec_for(state, name="logged")], tmp_path / "logs")
     log = tmp_path / "logs" / "upstream-logged.log"
     assert log.exists() and "run-repl starts upstream logged" in log.read_text()
 
 
+@pytest.mark.slow  # an upstream process
 def test_a_name_the_host_has_is_refused(state: Path, tmp_path: Path) -> None:
     from run_repl.host.loader import load_host
 
@@ -353,6 +367,7 @@ def test_a_name_the_host_has_is_refused(state: Path, tmp_path: Path) -> None:
     assert both.name == "demo+mcp:up"
 
 
+@pytest.mark.slow  # an upstream process
 def test_the_catalog_shows_a_tools_fields(host) -> None:  # type: ignore[no-untyped-def]
     from run_repl.host.loader import describe
 
@@ -361,6 +376,7 @@ def test_the_catalog_shows_a_tools_fields(host) -> None:  # type: ignore[no-unty
     assert shown["up.json_text"] == "up.json_text()"
 
 
+@pytest.mark.slow  # an upstream process
 async def test_an_agents_docs_follow_a_changed_tool_list(tmp_path: Path) -> None:
     import os
 

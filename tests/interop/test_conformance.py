@@ -16,7 +16,8 @@ from typing import Any
 import pytest
 from interop_harness import Principal, drive, http_server
 
-pytestmark = pytest.mark.usefixtures("node_clients")
+# Real processes talking for real: seconds each, out of the fast lane.
+pytestmark = [pytest.mark.usefixtures("node_clients"), pytest.mark.slow]
 
 APPLICABLE = {
     "server-initialize": "the initialize handshake",

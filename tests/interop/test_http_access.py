@@ -29,7 +29,8 @@ from interop_harness import (
     text_of,
 )
 
-pytestmark = pytest.mark.usefixtures("node_clients")
+# Real processes talking for real: seconds each, out of the fast lane.
+pytestmark = [pytest.mark.usefixtures("node_clients"), pytest.mark.slow]
 FOREIGN = {"Origin": "http://evil.example"}
 
 

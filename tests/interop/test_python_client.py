@@ -16,6 +16,9 @@ from interop_scenarios import (
     tool_steps,
 )
 
+# Real processes talking for real: seconds each, out of the fast lane.
+pytestmark = pytest.mark.slow
+
 TRANSPORTS = ["stdio", "http"]
 
 

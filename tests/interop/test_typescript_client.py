@@ -15,7 +15,8 @@ from interop_scenarios import (
     check_tool_steps,
 )
 
-pytestmark = pytest.mark.usefixtures("node_clients")
+# Real processes talking for real: seconds each, out of the fast lane.
+pytestmark = [pytest.mark.usefixtures("node_clients"), pytest.mark.slow]
 TRANSPORTS = ["stdio", "http"]
 
 

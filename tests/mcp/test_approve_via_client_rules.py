@@ -7,9 +7,13 @@ from __future__ import annotations
 from pathlib import Path
 
 import anyio
+import pytest
 from http_servers import ALICE, BOB, client, config, launch, start, stop, tokens_file
 from test_mcp_approvals import LIMIT_S, PUBLISH, published
 from test_mcp_client_approval import Person, decided_by, decided_via
+
+# Real processes talking for real: seconds each, out of the fast lane.
+pytestmark = pytest.mark.slow
 
 
 def test_over_http_without_credentials_it_is_refused_at_start(data: Path) -> None:

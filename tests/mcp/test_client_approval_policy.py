@@ -6,9 +6,13 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
+import pytest
 from mcp_harness import text_of
 from test_mcp_approvals import published
 from test_mcp_client_approval import Person, decided_by, decided_via, run_asking
+
+# A real server asking its client, and a person in another process: out of the fast lane.
+pytestmark = pytest.mark.slow
 
 
 def deciders(data: Path, names: str) -> None:

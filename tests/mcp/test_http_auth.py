@@ -8,8 +8,12 @@ import sys
 from pathlib import Path
 
 import httpx2
+import pytest
 from http_servers import ALICE, BOB, TOKEN, client, launch, start, stop, tokens_file
 from mcp_harness import environment
+
+# Real processes talking for real: seconds each, out of the fast lane.
+pytestmark = pytest.mark.slow
 
 BIG = "return Array.from({ length: 400 }, (_, i) => ({ i, secret: 'A_SECRET_' + i }))"
 WAIT_FOR_APPROVAL = "return await documents.publish('draft_01')"

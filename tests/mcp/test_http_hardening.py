@@ -15,6 +15,9 @@ import pytest
 from http_servers import TOKEN, config, start, stop
 from test_http_auth import HEADERS, INIT
 
+# Real processes talking for real: seconds each, out of the fast lane.
+pytestmark = pytest.mark.slow
+
 AUTH = {**HEADERS, "authorization": f"Bearer {TOKEN}"}
 CEILING_S = 30.0  # a connection the server should close within 1 s that is still open: fail
 

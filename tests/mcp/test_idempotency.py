@@ -7,12 +7,16 @@ from functools import partial
 from pathlib import Path
 
 import anyio
+import pytest
 from http_servers import ALICE, BOB, client, start, stop, tokens_file
 from mcp_harness import cli, mcp_server
 from test_mcp_approvals import LIMIT_S, PUBLISH, published
 from test_stateless_http import _pending
 
 from run_repl.store import SqliteStore
+
+# Real processes talking for real: seconds each, out of the fast lane.
+pytestmark = pytest.mark.slow
 
 
 def _runs(data: Path) -> list[str]:

@@ -18,6 +18,9 @@ from mcp_harness import GATE_HOST, Server, cli, mcp_server, text_of
 
 from run_repl.workspace import open_workspace
 
+# A real server and a person deciding in another process: out of the fast lane.
+pytestmark = pytest.mark.slow
+
 PUBLISH = (
     "const drafts = await documents.listDrafts();\n"
     "const draft = drafts.find((d) => !d.published);\n"

@@ -7,10 +7,14 @@ from typing import Any
 
 import anyio
 import mcp_types as types
+import pytest
 from mcp_harness import Server, cli, mcp_server, text_of
 from test_mcp_approvals import LIMIT_S, PUBLISH, published
 
 from run_repl.store import SqliteStore
+
+# A real server asking its client, and a person in another process: out of the fast lane.
+pytestmark = pytest.mark.slow
 
 
 class Person:

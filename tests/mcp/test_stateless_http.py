@@ -6,9 +6,13 @@ from __future__ import annotations
 from pathlib import Path
 
 import anyio
+import pytest
 from http_servers import Alternating, client, start, stop
 from mcp_harness import cli
 from test_mcp_approvals import LIMIT_S, PUBLISH, published
+
+# Real processes talking for real: seconds each, out of the fast lane.
+pytestmark = pytest.mark.slow
 
 
 async def test_a_legacy_session_works_across_two_servers(data: Path) -> None:

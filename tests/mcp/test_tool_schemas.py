@@ -182,6 +182,7 @@ VALUES = st.one_of(
 )
 
 
+@pytest.mark.slow  # hundreds of generated examples
 @settings(max_examples=600, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(
     tool=st.sampled_from(list(PARSERS)),

@@ -17,7 +17,8 @@ from install import missing, program
 
 from run_repl.host.upstream.hosts import close_all
 
-pytestmark = pytest.mark.xdist_group("upstream_servers")
+# Real processes talking for real: seconds each, out of the fast lane.
+pytestmark = [pytest.mark.xdist_group("upstream_servers"), pytest.mark.slow]
 
 
 @pytest.fixture

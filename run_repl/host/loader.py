@@ -15,7 +15,7 @@ import importlib.util
 import sys
 import types
 from collections.abc import Callable
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
@@ -34,6 +34,8 @@ class LoadedHost:
     name: str  # what --host would say to load it again ("demo" for the demo)
     functions: Any
     manifest: HostManifest
+    changed: list[Callable[[], None]] = field(default_factory=list)
+    """Called (on any thread) after the functions changed: an upstream's tool list did."""
 
     @property
     def is_demo(self) -> bool:

@@ -166,7 +166,9 @@ class RunReplApp(App[int]):
                     self.buffer_store,
                     initial=initial,
                     first_source=default_source(
-                        self.key_hints.keys("app.run"), self.key_hints.keys("app.help")
+                        self.key_hints.keys("app.run"),
+                        self.key_hints.keys("app.help"),
+                        None if self.ws.host.is_demo else self.host_functions,
                     ),
                     id="editor",
                 )
@@ -194,6 +196,7 @@ class RunReplApp(App[int]):
         # collector from rescanning it, or a log flood pauses the screen on
         # every full collection.
         gc.freeze()
+        self.ws.host.changed.append(self._host_changed_elsewhere)
         self.theme_changed_signal.subscribe(self, self._on_theme_changed)
         self._apply_editor_theme(self.theme)
         if self.ws.settings.keymap:
@@ -1012,7 +1015,23 @@ class RunReplApp(App[int]):
             pass  # the editor is already gone: it was persisted when it could be
 
     def on_unmount(self) -> None:
+        if self._host_changed_elsewhere in self.ws.host.changed:
+            self.ws.host.changed.remove(self._host_changed_elsewhere)
         self._persist_buffers()
+
+    def _host_changed_elsewhere(self) -> None:
+        # Heard on the upstreams' thread: the catalog and completion change on the app's.
+        self.call_from_thread(self._host_changed)
+
+    def _host_changed(self) -> None:
+        """An upstream's tool list changed: the catalog and completion show it."""
+        self.host_functions = describe(self.ws.host)
+        try:
+            self.query_one(HostCatalog).show_functions(self.host_functions)
+        except NoMatches:
+            pass  # the screen is coming down
+        for editor in self.query(CodeEditor):
+            editor.functions = list(self.host_functions)
 
     async def action_quit(self) -> None:
         self._persist_buffers()

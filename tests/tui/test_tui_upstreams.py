@@ -6,6 +6,7 @@ from __future__ import annotations
 import json
 import os
 import sys
+import time
 from pathlib import Path
 
 import pytest
@@ -80,3 +81,39 @@ async def test_the_catalog_lists_an_upstreams_tools(data_dir: Path, files: Path)
         await settle(pilot)
         text = screen_text(app)
         assert "fs" in text and "write_file" in text
+
+
+async def test_a_changed_tool_list_reaches_the_catalog_and_completion(
+    data_dir: Path, tmp_path: Path
+) -> None:
+    state = tmp_path / "state"
+    state.mkdir()
+    server = Path(__file__).parent.parent / "host" / "upstream_server.py"
+    config = Path(os.environ["RUN_REPL_CONFIG_DIR"])
+    config.mkdir(parents=True, exist_ok=True)
+    (config / "config.toml").write_text(
+        "[upstreams.up]\n"
+        f"command = {json.dumps(sys.executable)}\n"
+        f"args = [{json.dumps(str(server))}]\n"
+        f"env = {{ UPSTREAM_STATE = {json.dumps(str(state))} }}\n"
+    )
+    app = make_app(data_dir)
+    try:
+        async with app.run_test(size=(160, 48)) as pilot:
+            await settle(pilot)
+            assert "extra(" not in screen_text(app)
+            assert "up.echo" in {f.path for f in app.host_functions}
+            result = await app.ws.run("return await up.grow()")
+            assert result.status == "ok", result.error
+            deadline = time.monotonic() + 20  # the list is heard on the upstreams' thread
+            while "up.extra" not in {f.path for f in app.host_functions}:
+                assert time.monotonic() < deadline, "the changed tool list never arrived"
+                await pilot.pause(0.05)
+            await settle(pilot)
+            assert "extra({n})" in screen_text(app)
+            editor = app.editor_tabs.active_editor
+            assert editor is not None and "up.extra" in {f.path for f in editor.functions}
+            # A snippet for this host names its functions, not the demo's.
+            assert "crm." not in editor.text and "up.echo" in editor.text
+    finally:
+        close_all()

@@ -107,5 +107,7 @@ def _follow(host: LoadedHost, conn: UpstreamConnection) -> Any:
         # tools or the new, never a half-made namespace.
         host.functions[conn.spec.name] = namespace_functions(conn, tools)
         host.manifest = build_manifest(host.functions)
+        for listener in list(host.changed):
+            listener()
 
     return changed

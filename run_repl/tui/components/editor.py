@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import json
 import time
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 from functools import cache
 from pathlib import Path
@@ -44,11 +45,26 @@ DEFAULT_SOURCE = """// {run} runs · {help} help
 const [customer] = await crm.listAccounts()
 return await store.listOrders(customer.id)
 """
+OTHER_HOST_SOURCE = """// {run} runs · {help} help
+// This host has {some}: the catalog lists them all.
+"""
+NAMED_IN_THE_HINT = 3
 
 
-def default_source(run: str = "F5 or ctrl+j", help: str = "F1") -> str:
-    """The first buffer's snippet, its comment naming the keys that run and help now."""
-    return DEFAULT_SOURCE.format(run=run, help=help)
+def default_source(
+    run: str = "F5 or ctrl+j",
+    help: str = "F1",
+    functions: Sequence[FunctionInfo] | None = None,
+) -> str:
+    """The first buffer's snippet, its comment naming the keys that run and help now.
+    The demo's example calls the demo's functions; another host's first buffer names a
+    few of its own instead of a call that could only fail there."""
+    if functions is None:
+        return DEFAULT_SOURCE.format(run=run, help=help)
+    named = [f.js_signature for f in functions[:NAMED_IN_THE_HINT]]
+    more = len(functions) - len(named)
+    some = ", ".join(named) + (f" and {more} more" if more > 0 else "") if named else "no functions"
+    return OTHER_HOST_SOURCE.format(run=run, help=help, some=some)
 
 
 @cache

@@ -113,6 +113,11 @@ The doc of the highlighted function shows below the tree.
             scroll.can_focus = False
             yield self._doc
 
+    def show_functions(self, functions: Sequence[FunctionInfo]) -> None:
+        """The host's functions changed (an upstream's tool list did): show these."""
+        self.functions = list(functions)
+        self._fill()
+
     def on_mount(self) -> None:
         self._fill()
         self.watch(self.app, "theme", self._fill, init=False)

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import os
 import shutil
 from pathlib import Path
 
@@ -14,10 +15,17 @@ from run_repl.host.demo import DEMO_DB
 @pytest.fixture(scope="session")
 def node_clients() -> None:
     """The TypeScript clients are installed (`npm ci` from the lockfile): else the test
-    fails, saying what to run; .ci/run installs them before the tests."""
+    fails in CI (.ci/run installs them before the tests) and skips elsewhere, saying what
+    to run."""
     problem = node_modules_problem()
-    if problem is not None:
-        pytest.fail(f"the TypeScript MCP clients cannot run: {problem}", pytrace=False)
+    if problem is None:
+        return
+    why = f"the TypeScript MCP clients cannot run: {problem}"
+    if os.environ.get("RUN_REPL_CI"):
+        pytest.fail(why, pytrace=False)
+    # A machine with Python and pip only (the README's test command) has no Node: as
+    # for PostgreSQL, these skip there, saying what to install, and fail in CI.
+    pytest.skip(why)
 
 
 def seeded(data: Path, demo_db: Path) -> Path:

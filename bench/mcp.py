@@ -218,6 +218,9 @@ async def stdio_session(
             yield client, child_pid("mcp --data-dir")
 
 
+HTTP_TOKEN = "bench-token-of-at-least-twenty-four-characters"
+
+
 @asynccontextmanager
 async def http_session(tmp: Path, data: Path, mode: str) -> AsyncIterator[tuple[Client, int]]:
     process = subprocess.Popen(
@@ -226,7 +229,7 @@ async def http_session(tmp: Path, data: Path, mode: str) -> AsyncIterator[tuple[
         stdout=subprocess.DEVNULL,
         stderr=subprocess.PIPE,
         text=True,
-        env=environment(tmp),
+        env={**environment(tmp), "RUN_REPL_MCP_TOKEN": HTTP_TOKEN},  # HTTP needs credentials
     )
     assert process.stderr is not None
     url = None
@@ -238,7 +241,11 @@ async def http_session(tmp: Path, data: Path, mode: str) -> AsyncIterator[tuple[
     try:
         if url is None:
             raise RuntimeError(f"the HTTP server did not start (exit {process.wait()})")
-        async with Client(url, mode=mode) as client:
+        import httpx2
+        from mcp.client.streamable_http import streamable_http_client
+
+        http = httpx2.AsyncClient(headers={"Authorization": f"Bearer {HTTP_TOKEN}"})
+        async with Client(streamable_http_client(url, http_client=http), mode=mode) as client:
             yield client, process.pid
     finally:
         process.send_signal(2)

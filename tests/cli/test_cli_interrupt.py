@@ -27,14 +27,15 @@ SLOW = "let s = 0; for (let i = 0; i < 5e8; i++) s += i; return s"
 
 def console_script(ready_fd: int) -> str:
     """What pip's `run-repl` wrapper runs (`from MODULE import FUNC; sys.exit(FUNC())`),
-    first saying on `ready_fd` that the interpreter is up: the times count from there.
-    A Ctrl-C while Python starts, or in the first millisecond after (the wrapper
-    importing run-repl's entry module, which imports nothing more), is Python's."""
+    saying on `ready_fd` once the entry module is imported: the times count from there.
+    A Ctrl-C while Python starts, or while the wrapper imports run-repl's entry module
+    (which imports nothing more: under a millisecond on a quiet machine, longer on a
+    busy one), is Python's, before any code of ours can guard it."""
     entry = tomllib.loads((ROOT / "pyproject.toml").read_text())["project"]["scripts"]["run-repl"]
     module, func = entry.split(":")
     return (
-        f"import os, sys\nos.write({ready_fd}, b'r')\n"
-        f"from {module} import {func}\nsys.exit({func}())"
+        f"import os, sys\nfrom {module} import {func}\n"
+        f"os.write({ready_fd}, b'r')\nsys.exit({func}())"
     )
 
 
@@ -76,3 +77,25 @@ def test_ctrl_c_during_start_exits_130_quietly(tmp_path: Path, after_s: float) -
     assert "Traceback" not in err and "KeyboardInterrupt" not in err, err
     assert len(err.splitlines()) <= 2, err
     assert proc.returncode == 130, (proc.returncode, err)
+
+
+def test_the_entry_module_imports_nothing_before_its_guard() -> None:
+    """The window no code of ours can guard is the import of the entry module itself:
+    it must stay that small (run-repl's CLI, the engine and the UI toolkits load inside
+    the guard), or a Ctrl-C there prints a traceback again."""
+    entry = tomllib.loads((ROOT / "pyproject.toml").read_text())["project"]["scripts"]["run-repl"]
+    module, func = entry.split(":")
+    probe = (
+        f"import sys\nfrom {module} import {func}\n"
+        "print(' '.join(sorted(m for m in sys.modules if m.startswith(('run_repl', 'textual', "
+        "'prompt_toolkit', 'pydantic', 'mcp')))))"
+    )
+    done = subprocess.run(
+        [sys.executable, "-c", probe],
+        capture_output=True,
+        text=True,
+        timeout=60,
+        env={"PATH": "/usr/bin:/bin", "PYTHONPATH": str(ROOT)},
+    )
+    assert done.returncode == 0, done.stderr
+    assert done.stdout.split() == sorted({"run_repl", module}), done.stdout

@@ -521,12 +521,14 @@ class PostgresStore(ApprovalClaims):
     # ------------------------------------------------------------------ values
     def put_items(self, stored: StoredItems) -> None:
         def write(conn: psycopg.Connection) -> None:
-            now = time.time()
             with conn.transaction():
                 conn.execute("DELETE FROM results WHERE ref = %s", (stored.ref,))
+                # Stamped by the server's clock, so every machine ages a value alike: the
+                # value's age so far is a difference of this machine's clock (no skew in it).
                 conn.execute(
                     "INSERT INTO results (ref, kind, path, total, chunk_items, rest, run_id, "
-                    "bytes, created_at, used_at) VALUES (%s, %s, %s, %s, %s, %s, %s, %s, %s, %s)",
+                    f"bytes, created_at, used_at) VALUES (%s, %s, %s, %s, %s, %s, %s, %s, "
+                    f"{_SERVER_NOW} - %s, {_SERVER_NOW})",
                     (
                         stored.ref,
                         stored.kind,
@@ -536,8 +538,7 @@ class PostgresStore(ApprovalClaims):
                         dumps(stored.rest) if stored.rest is not None else None,
                         stored.run_id,
                         stored.size,
-                        stored.created_at,
-                        now,
+                        max(0.0, time.time() - stored.created_at),
                     ),
                 )
                 with conn.cursor() as cur:
@@ -547,16 +548,16 @@ class PostgresStore(ApprovalClaims):
                         copy.set_types(["text", "int4", "bytea"])
                         for i, text in enumerate(stored.chunks):
                             copy.write_row((stored.ref, i, text.encode("utf-8", "surrogatepass")))
-                self._evict(conn, now, keep=stored.ref)
+                self._evict(conn, keep=stored.ref)
 
         self._call(write)  # the same rows again if it is retried
 
-    def _evict(self, conn: psycopg.Connection, now: float, keep: str) -> None:
+    def _evict(self, conn: psycopg.Connection, keep: str) -> None:
         victims = [
             ref
             for (ref,) in conn.execute(
-                "SELECT ref FROM results WHERE created_at < %s AND ref <> %s",
-                (now - self.max_age_s, keep),
+                f"SELECT ref FROM results WHERE created_at < {_SERVER_NOW} - %s AND ref <> %s",
+                (self.max_age_s, keep),
             )
         ]
         row = conn.execute("SELECT COALESCE(SUM(bytes), 0) FROM results").fetchone()
@@ -569,8 +570,10 @@ class PostgresStore(ApprovalClaims):
 
     def _meta(self, conn: psycopg.Connection, ref: str) -> tuple[StoredItems, float] | None:
         with conn.cursor(row_factory=dict_row) as cur:
-            row = cur.execute("SELECT * FROM results WHERE ref = %s", (ref,)).fetchone()
-        if row is None or time.time() - row["created_at"] > self.max_age_s:
+            row = cur.execute(
+                f"SELECT *, {_SERVER_NOW} AS server_now FROM results WHERE ref = %s", (ref,)
+            ).fetchone()
+        if row is None or row["server_now"] - row["created_at"] > self.max_age_s:
             return None
         meta = StoredItems(
             ref=ref,
@@ -583,26 +586,26 @@ class PostgresStore(ApprovalClaims):
             run_id=row["run_id"],
             created_at=row["created_at"],
         )
-        return meta, row["used_at"]
+        return meta, row["server_now"] - row["used_at"]
 
-    def _touch(self, conn: psycopg.Connection, ref: str, used_at: float) -> None:
-        now = time.time()
-        if used_at < now - TOUCH_EVERY_S:
-            conn.execute("UPDATE results SET used_at = %s WHERE ref = %s", (now, ref))
+    def _touch(self, conn: psycopg.Connection, ref: str, used_ago: float) -> None:
+        # `used_ago`: by the server's clock, as is the time written.
+        if used_ago > TOUCH_EVERY_S:
+            conn.execute(f"UPDATE results SET used_at = {_SERVER_NOW} WHERE ref = %s", (ref,))
 
     def get_items(self, ref: str) -> StoredItems | None:
         def read(conn: psycopg.Connection) -> StoredItems | None:
             found = self._meta(conn, ref)
             if found is None:
                 return None
-            meta, used_at = found
+            meta, used_ago = found
             meta.chunks = [
                 bytes(data).decode("utf-8", "surrogatepass")
                 for (data,) in conn.execute(
                     "SELECT data FROM result_chunks WHERE ref = %s ORDER BY idx", (ref,)
                 )
             ]
-            self._touch(conn, ref, used_at)
+            self._touch(conn, ref, used_ago)
             return meta
 
         return self._call(read)
@@ -612,7 +615,7 @@ class PostgresStore(ApprovalClaims):
             found = self._meta(conn, ref)
             if found is None:
                 return None
-            meta, used_at = found
+            meta, used_ago = found
             chunks = [
                 bytes(data).decode("utf-8", "surrogatepass")
                 for (data,) in conn.execute(
@@ -621,7 +624,7 @@ class PostgresStore(ApprovalClaims):
                     (ref, first, last),
                 )
             ]
-            self._touch(conn, ref, used_at)
+            self._touch(conn, ref, used_ago)
             return meta, chunks
 
         return self._call(read)
@@ -932,13 +935,15 @@ class PostgresStore(ApprovalClaims):
         me = secrets.token_hex(12)
 
         def consume(conn: psycopg.Connection) -> bool:
+            # Forgotten and stamped by the server's clock, never this machine's: a
+            # machine whose clock runs fast must not forget what another one spent.
             with conn.transaction():
-                now = time.time()
-                conn.execute("DELETE FROM consumed_continuations WHERE expires_at < %s", (now,))
+                conn.execute(f"DELETE FROM consumed_continuations WHERE expires_at < {_SERVER_NOW}")
                 conn.execute(
                     "INSERT INTO consumed_continuations (digest, expires_at, consumed_at, "
-                    "consumed_by) VALUES (%s, %s, %s, %s) ON CONFLICT (digest) DO NOTHING",
-                    (digest, expires_at, now, me),
+                    f"consumed_by) VALUES (%s, %s, {_SERVER_NOW}, %s) "
+                    "ON CONFLICT (digest) DO NOTHING",
+                    (digest, expires_at, me),
                 )
                 row = conn.execute(
                     "SELECT consumed_by FROM consumed_continuations WHERE digest = %s", (digest,)

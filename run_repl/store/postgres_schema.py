@@ -149,8 +149,9 @@ def newer_schema(where: str, version: int) -> StoreError:
     )
 
 
-def stored_version(conn: psycopg.Connection, schema: str) -> int | None:
-    """The schema's version, or None when it has no run-repl tables yet."""
+def stored_version(conn: psycopg.Connection, schema: str, row_only: bool = False) -> int | None:
+    """The schema's version, or None when it has no run-repl tables yet (with
+    `row_only`: None too when its version table has no row)."""
     found = conn.execute(
         "SELECT to_regclass(%s) IS NOT NULL", (f'"{schema}".schema_version',)
     ).fetchone()
@@ -160,6 +161,30 @@ def stored_version(conn: psycopg.Connection, schema: str) -> int | None:
         sql.SQL("SELECT version FROM {}.schema_version").format(sql.Identifier(schema))
     ).fetchone()
     return int(row[0]) if row else 0
+
+
+# What each version leaves behind: (table, column or None). A schema whose number was
+# never recorded is at the highest version whose mark it holds (each migration is one
+# transaction, so none is ever half there).
+_MARKS: dict[int, tuple[str, str | None]] = {
+    1: ("results", None),
+    2: ("run_keys", None),
+}
+
+
+def found_version(conn: psycopg.Connection, schema: str) -> int:
+    """The version the schema's tables show (0: no run-repl tables)."""
+    found = 0
+    for version, (table, column) in sorted(_MARKS.items()):
+        row = conn.execute(
+            "SELECT count(*) FROM information_schema.columns WHERE table_schema = %s "
+            "AND table_name = %s AND (%s::text IS NULL OR column_name = %s)",
+            (schema, table, column, column),
+        ).fetchone()
+        if not row or not row[0]:
+            break
+        found = version
+    return found
 
 
 def migrate(conn: psycopg.Connection, schema: str, where: str, target: int = SCHEMA_VERSION) -> int:
@@ -182,17 +207,21 @@ def migrate(conn: psycopg.Connection, schema: str, where: str, target: int = SCH
                     migrated_at timestamptz NOT NULL DEFAULT now(), migrated_by text NOT NULL
                 )"""
             )
-            conn.execute("INSERT INTO schema_version (one, version, migrated_by) VALUES (1, 0, '')")
             version = 0
+        recorded = stored_version(conn, schema, row_only=True)
         if version > SCHEMA_VERSION:
             raise newer_schema(where, version)
+        # A version table without its row (or behind its tables): what the tables show.
+        version = max(version, found_version(conn, schema))
         start = version
         for step in range(version + 1, target + 1):
             MIGRATIONS[step](conn)
             version = step
-        if version != start:
+        if version != recorded:
             conn.execute(
-                "UPDATE schema_version SET version = %s, migrated_at = now(), migrated_by = %s",
+                "INSERT INTO schema_version (one, version, migrated_by) VALUES (1, %s, %s) "
+                "ON CONFLICT (one) DO UPDATE SET version = EXCLUDED.version, "
+                "migrated_at = now(), migrated_by = EXCLUDED.migrated_by",
                 (version, f"run-repl on {socket.gethostname()}"),
             )
     return start

@@ -214,10 +214,34 @@ MIGRATIONS: dict[int, Callable[[sqlite3.Connection], None]] = {
 SCHEMA_VERSION = max(MIGRATIONS)
 
 
+# What each version leaves behind, last: (table, column or None). A store whose number
+# was never recorded is at the highest version whose mark it holds (each migration is
+# one transaction, so none is ever half there).
+_MARKS: dict[int, tuple[str, str | None]] = {
+    1: ("results", None),
+    2: ("consumed_continuations", None),
+    3: ("runs", "bytes"),
+    4: ("approval_changes", None),
+    5: ("run_keys", None),
+}
+
+
+def found_version(db: sqlite3.Connection) -> int:
+    """The version the tables show (0: no run-repl tables)."""
+    found = 0
+    for version, (table, column) in sorted(_MARKS.items()):
+        columns = {r[1] for r in db.execute(f"PRAGMA table_info({table})")}
+        if not columns or (column is not None and column not in columns):
+            break
+        found = version
+    return found
+
+
 def migrate(db: sqlite3.Connection, target: int = SCHEMA_VERSION) -> int:
     """Bring the schema to `target` in one transaction; the version it was at.
 
-    A store from before user_version (a `meta` table) counts as its version."""
+    A store from before user_version (a `meta` table) counts as its version; one
+    whose number was lost counts as what its tables show, and the number is written."""
     with transaction(db, durable=True):
         version: int = db.execute("PRAGMA user_version").fetchone()[0]
         legacy = db.execute(
@@ -227,6 +251,7 @@ def migrate(db: sqlite3.Connection, target: int = SCHEMA_VERSION) -> int:
             row = db.execute("SELECT value FROM meta WHERE key = 'schema_version'").fetchone()
             version = int(row[0]) if row else 0
             db.execute("DROP TABLE meta")
+        version = max(version, found_version(db))
         if version > SCHEMA_VERSION:
             raise StoreError(
                 f"it was written by a newer run-repl (schema {version}, this one knows "

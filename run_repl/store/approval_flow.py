@@ -128,9 +128,12 @@ def record_run(
     resumed_from: str | None = None,
     owner: str | None = None,
 ) -> None:
+    if result.run_id is None and result.error is not None and result.error.code == "RUN_BUSY":
+        store.count_refused("RUN_BUSY")  # nothing ran: counted, not kept as a run
+        return
     store.record_run(
         RunRecord(
-            id=result.run_id or "run_" + secrets.token_hex(8),  # RUN_BUSY has none
+            id=result.run_id or "run_" + secrets.token_hex(8),
             duration_ms=result.duration_ms,
             status=result.status,
             source=source,

@@ -24,6 +24,7 @@ from .store_url import DEFAULT_SCHEMA
 
 _NAME = re.compile(r"^[a-z_][a-z0-9_]{0,62}$")
 CHANGE_SHARDS = 16
+COUNTER_SHARDS = 16
 
 
 def check_schema_name(name: str) -> str:
@@ -136,7 +137,59 @@ def _v2(conn: psycopg.Connection) -> None:
         conn.execute(statement)
 
 
-MIGRATIONS: dict[int, Callable[[psycopg.Connection], None]] = {1: _v1, 2: _v2}
+def _v3(conn: psycopg.Connection) -> None:
+    """Running counters: the bytes of the history and of the values, kept by triggers
+    in the transaction of each write (a budget check reads COUNTER_SHARDS rows, never
+    a SUM over the table), and the runs refused before they started."""
+    # Sharded as the approvals' changes are: each connection adds to its own shard (by
+    # its backend's pid), so writers on many machines seldom wait on one row, and one
+    # transaction locks one shard per counter (no two writers lock two in turn).
+    schema = conn.execute("SELECT current_schema()").fetchone()
+    assert schema is not None and schema[0]
+    counters = sql.Identifier(schema[0], "store_counters")
+    conn.execute(
+        """CREATE TABLE store_counters (
+            name text NOT NULL, shard integer NOT NULL, value bigint NOT NULL,
+            PRIMARY KEY (name, shard)
+        )"""
+    )
+    for table in ("runs", "results"):
+        conn.execute(
+            sql.SQL(
+                "INSERT INTO store_counters SELECT {name}, s, CASE WHEN s = 0 THEN "
+                "(SELECT COALESCE(SUM(bytes), 0) FROM {table}) ELSE 0 END "
+                "FROM generate_series(0, {last}) s"
+            ).format(
+                name=sql.Literal(f"{table}_bytes"),
+                table=sql.Identifier(table),
+                last=sql.Literal(COUNTER_SHARDS - 1),
+            )
+        )
+    conn.execute(
+        sql.SQL(
+            """CREATE FUNCTION count_bytes() RETURNS trigger LANGUAGE plpgsql AS $body$
+            DECLARE delta bigint := 0;
+            BEGIN
+                IF TG_OP <> 'INSERT' THEN delta := delta - OLD.bytes; END IF;
+                IF TG_OP <> 'DELETE' THEN delta := delta + NEW.bytes; END IF;
+                IF delta <> 0 THEN
+                    UPDATE {counters} SET value = value + delta
+                    WHERE name = TG_TABLE_NAME || '_bytes' AND shard = pg_backend_pid() % {n};
+                END IF;
+                RETURN NULL;
+            END $body$"""
+        ).format(counters=counters, n=sql.Literal(COUNTER_SHARDS))
+    )
+    for table in ("runs", "results"):
+        conn.execute(
+            sql.SQL(
+                "CREATE TRIGGER {trigger} AFTER INSERT OR DELETE OR UPDATE OF bytes ON {table} "
+                "FOR EACH ROW EXECUTE FUNCTION count_bytes()"
+            ).format(trigger=sql.Identifier(f"{table}_bytes"), table=sql.Identifier(table))
+        )
+
+
+MIGRATIONS: dict[int, Callable[[psycopg.Connection], None]] = {1: _v1, 2: _v2, 3: _v3}
 SCHEMA_VERSION = max(MIGRATIONS)
 
 
@@ -169,6 +222,7 @@ def stored_version(conn: psycopg.Connection, schema: str, row_only: bool = False
 _MARKS: dict[int, tuple[str, str | None]] = {
     1: ("results", None),
     2: ("run_keys", None),
+    3: ("store_counters", None),
 }
 
 
@@ -229,6 +283,7 @@ def migrate(conn: psycopg.Connection, schema: str, where: str, target: int = SCH
 
 __all__ = [
     "CHANGE_SHARDS",
+    "COUNTER_SHARDS",
     "DEFAULT_SCHEMA",
     "MIGRATIONS",
     "SCHEMA_VERSION",

@@ -52,13 +52,16 @@ from .budgets import (
     DEFAULT_MAX_AGE_S,
     DEFAULT_MAX_BYTES,
     PREVIEW_BYTES,
+    REFUSED,
     TOUCH_EVERY_S,
+    low_water,
     over_budget,
 )
 from .json_budget import dumps, fit_envelope
 from .postgres_listener import ApprovalListener
 from .postgres_schema import (
     CHANGE_SHARDS,
+    COUNTER_SHARDS,
     DEFAULT_SCHEMA,
     SCHEMA_VERSION,
     advisory_key,
@@ -135,6 +138,17 @@ def _approval(row: dict[str, Any], now: float | None = None) -> PendingApproval:
     return as_read(PendingApproval.model_validate(data), now)
 
 
+EVICT_PAGE = 500  # rows an eviction reads at a time, oldest first
+
+
+def _counter(conn: psycopg.Connection, name: str) -> int:
+    """A running counter (the sum of its shards: a few rows, whatever the table's size)."""
+    row = conn.execute(
+        "SELECT COALESCE(SUM(value), 0) FROM store_counters WHERE name = %s", (name,)
+    ).fetchone()
+    return int(row[0]) if row else 0
+
+
 def _run(row: dict[str, Any]) -> RunRecord:
     data = dict(row)
     data["envelope"] = json.loads(data["envelope"])
@@ -155,6 +169,9 @@ _APPROVAL_UPDATE = sql.SQL("UPDATE approvals SET {} WHERE id = %(id)s").format(
     )
 )
 _SERVER_NOW = "extract(epoch FROM clock_timestamp())::float8"
+# The server's clock as the transaction began: stable, so a comparison with it can use
+# an index (clock_timestamp() is volatile: read again for each row, a scan of the table).
+_SERVER_NOW_STABLE = "extract(epoch FROM now())::float8"
 _PENDING_SQL = (
     "(status = 'pending' OR (status = 'claimed' AND executing_at IS NULL "
     "AND COALESCE(claim_expires_at, 0) <= {now}))"
@@ -556,15 +573,20 @@ class PostgresStore(ApprovalClaims):
         victims = [
             ref
             for (ref,) in conn.execute(
-                f"SELECT ref FROM results WHERE created_at < {_SERVER_NOW} - %s AND ref <> %s",
+                f"SELECT ref FROM results WHERE created_at < {_SERVER_NOW_STABLE} - %s "
+                "AND ref <> %s",
                 (self.max_age_s, keep),
             )
         ]
-        row = conn.execute("SELECT COALESCE(SUM(bytes), 0) FROM results").fetchone()
-        total = int(row[0]) if row else 0
+        total = _counter(conn, "results_bytes")
         if total > self.max_bytes:
-            by_use = conn.execute("SELECT ref, bytes FROM results ORDER BY used_at ASC")
-            victims += over_budget(by_use, total, self.max_bytes, keep=keep, already=victims)
+            # A server-side cursor: rows come in pages, only as many as the eviction needs.
+            with conn.cursor(name="evict_values") as by_use:
+                by_use.itersize = EVICT_PAGE
+                by_use.execute("SELECT ref, bytes FROM results ORDER BY used_at ASC")
+                victims += over_budget(
+                    by_use, total, low_water(self.max_bytes), keep=keep, already=victims
+                )
         if victims:  # in one order on every machine: two evictions never deadlock
             conn.execute("DELETE FROM results WHERE ref = ANY(%s)", (sorted(victims),))
 
@@ -631,11 +653,7 @@ class PostgresStore(ApprovalClaims):
 
     def stored_bytes(self) -> int:
         """What stored values hold, in bytes (what `max_bytes` counts)."""
-        return self._call(
-            lambda conn: int(
-                conn.execute("SELECT COALESCE(SUM(bytes), 0) FROM results").fetchone()[0]  # type: ignore[index]  # an aggregate always has a row
-            )
-        )
+        return self._call(lambda conn: _counter(conn, "results_bytes"))
 
     # ------------------------------------------------------------------ runs
     def record_run(self, run: RunRecord) -> None:
@@ -680,21 +698,42 @@ class PostgresStore(ApprovalClaims):
         self._call(write)
 
     def _evict_runs(self, conn: psycopg.Connection, keep: str) -> None:
-        row = conn.execute("SELECT COALESCE(SUM(bytes), 0) FROM runs").fetchone()
-        total = int(row[0]) if row else 0
+        total = _counter(conn, "runs_bytes")
         if total <= self.max_history_bytes:
             return
-        oldest = conn.execute("SELECT id, bytes FROM runs ORDER BY started_at ASC")
-        victims = over_budget(oldest, total, self.max_history_bytes, keep=keep)
+        # Down to the low-water mark: the next runs fit without evicting again.
+        # A server-side cursor: rows come in pages, only as many as the eviction needs.
+        with conn.cursor(name="evict_runs") as oldest:
+            oldest.itersize = EVICT_PAGE
+            oldest.execute("SELECT id, bytes FROM runs ORDER BY started_at ASC")
+            victims = over_budget(oldest, total, low_water(self.max_history_bytes), keep=keep)
         conn.execute("DELETE FROM runs WHERE id = ANY(%s)", (sorted(victims),))
 
     def history_bytes(self) -> int:
         """What the history holds, in bytes (what its budget counts)."""
-        return self._call(
-            lambda conn: int(
-                conn.execute("SELECT COALESCE(SUM(bytes), 0) FROM runs").fetchone()[0]  # type: ignore[index]  # an aggregate always has a row
-            )
+        return self._call(lambda conn: _counter(conn, "runs_bytes"))
+
+    def count_refused(self, code: str) -> None:
+        """A run refused before it started (RUN_BUSY): counted, never kept as a run."""
+        self._call(
+            lambda conn: conn.execute(
+                "INSERT INTO store_counters (name, shard, value) "
+                f"VALUES (%s, pg_backend_pid() %% {COUNTER_SHARDS}, 1) "
+                "ON CONFLICT (name, shard) DO UPDATE SET value = store_counters.value + 1",
+                (REFUSED + pg_text(code),),
+            ),
+            retry=False,  # a count lost with the connection is better than one counted twice
         )
+
+    def refused_runs(self) -> dict[str, int]:
+        """How many runs were refused before they started, by error code."""
+        rows = self._call(
+            lambda conn: conn.execute(
+                "SELECT name, SUM(value) FROM store_counters WHERE name LIKE 'refused:%' "
+                "GROUP BY name"
+            ).fetchall()
+        )
+        return {name[len(REFUSED) :]: int(value) for name, value in rows}
 
     def list_runs(self, limit: int = 50, query: str | None = None) -> list[RunRecord]:
         text = f"SELECT {_RUN_LISTED} FROM runs"
@@ -938,7 +977,9 @@ class PostgresStore(ApprovalClaims):
             # Forgotten and stamped by the server's clock, never this machine's: a
             # machine whose clock runs fast must not forget what another one spent.
             with conn.transaction():
-                conn.execute(f"DELETE FROM consumed_continuations WHERE expires_at < {_SERVER_NOW}")
+                conn.execute(
+                    f"DELETE FROM consumed_continuations WHERE expires_at < {_SERVER_NOW_STABLE}"
+                )
                 conn.execute(
                     "INSERT INTO consumed_continuations (digest, expires_at, consumed_at, "
                     f"consumed_by) VALUES (%s, %s, {_SERVER_NOW}, %s) "

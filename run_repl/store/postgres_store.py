@@ -665,7 +665,9 @@ class PostgresStore(ApprovalClaims):
         source = pg_text(run.source)
         row = {
             "id": run.id,
-            "started_at": run.started_at,
+            # How long ago it started, by this machine's clock (a difference: no skew in
+            # it), written as a time of the server's clock: every machine orders alike.
+            "started_at": max(0.0, time.time() - run.started_at),
             "duration_ms": run.duration_ms,
             "status": pg_text(run.status),
             "source": source,
@@ -684,7 +686,12 @@ class PostgresStore(ApprovalClaims):
             "INSERT INTO runs ({}) VALUES ({}) ON CONFLICT (id) DO UPDATE SET {}"
         ).format(
             sql.SQL(", ").join(map(sql.Identifier, row)),
-            sql.SQL(", ").join(map(sql.Placeholder, row)),
+            sql.SQL(", ").join(
+                sql.SQL(f"{_SERVER_NOW} - {{}}").format(sql.Placeholder(c))
+                if c == "started_at"
+                else sql.Placeholder(c)
+                for c in row
+            ),
             sql.SQL(", ").join(
                 sql.SQL("{0} = EXCLUDED.{0}").format(sql.Identifier(c)) for c in row if c != "id"
             ),

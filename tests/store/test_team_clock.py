@@ -18,6 +18,7 @@ from run_repl.sandbox.result_store import StoredItems
 from run_repl.sandbox.value_window import chunk_texts
 from run_repl.store import postgres_store
 from run_repl.store.postgres_store import PostgresStore
+from run_repl.store.records import RunRecord
 
 TWO_HOURS = 2 * 3600.0
 
@@ -77,3 +78,24 @@ def test_a_fast_machine_reads_and_keeps_another_machines_fresh_value(
         assert fast.get_items("res_right") is not None
     found = right.get_items("res_right")
     assert found is not None and found.total == 3
+
+
+def test_the_history_orders_runs_by_the_servers_clock(
+    team: tuple[PostgresStore, PostgresStore], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    right, fast = team
+
+    def record(store: PostgresStore, run_id: str) -> None:
+        envelope = {"status": "ok", "value": 1}
+        started = time.time()  # the machine's own clock, as a runner stamps it
+        store.record_run(
+            RunRecord(id=run_id, status="ok", source="s", started_at=started, envelope=envelope)
+        )
+
+    record(right, "run_a")
+    with clock_off_by(monkeypatch, TWO_HOURS):
+        record(fast, "run_b")
+    record(right, "run_c")
+    # Newest first, as they happened: the fast machine's run is not "newest" for 2 h
+    # (nor the last the history's budget would evict).
+    assert [r.id for r in right.list_runs()] == ["run_c", "run_b", "run_a"]

@@ -40,6 +40,7 @@ from ..sandbox.runner import Runner, create_runner
 from .approval_claims import stuck_message
 from .approval_policy import Deciders
 from .approval_watch import POLL_S as WATCH_POLL_S
+from .json_budget import json_data
 from .protocols import Store
 from .records import (
     Applied,
@@ -128,9 +129,12 @@ def record_run(
     resumed_from: str | None = None,
     owner: str | None = None,
 ) -> None:
+    if result.run_id is None and result.error is not None and result.error.code == "RUN_BUSY":
+        store.count_refused("RUN_BUSY")  # nothing ran: counted, not kept as a run
+        return
     store.record_run(
         RunRecord(
-            id=result.run_id or "run_" + secrets.token_hex(8),  # RUN_BUSY has none
+            id=result.run_id or "run_" + secrets.token_hex(8),
             duration_ms=result.duration_ms,
             status=result.status,
             source=source,
@@ -138,7 +142,7 @@ def record_run(
             error_code=str(result.error.code) if result.error else None,
             value_ref=result.value_ref,
             logs_ref=result.logs_ref,
-            envelope=result.model_dump(mode="json"),
+            envelope=json_data(result),  # a lone-surrogate key escaped, not a lost run
             resumed_from=resumed_from,
             owner=owner,
         )

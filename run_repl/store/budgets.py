@@ -12,6 +12,15 @@ PREVIEW_BYTES = 16 << 10  # what a history listing loads of a larger envelope
 TOUCH_EVERY_S = 60  # eviction goes by last use; this precision spares a write per page
 
 
+REFUSED = "refused:"  # a store counter's name: runs refused before they started, by code
+
+
+def low_water(budget: int) -> int:
+    """What an eviction brings a budget's total down to: a sixteenth under it, so
+    evictions come in batches, not one row on every write once the budget is full."""
+    return budget - budget // 16
+
+
 def over_budget(
     oldest_first: Iterable[tuple[str, int]],
     total: int,
@@ -41,6 +50,8 @@ __all__ = [
     "DEFAULT_MAX_AGE_S",
     "DEFAULT_MAX_BYTES",
     "PREVIEW_BYTES",
+    "REFUSED",
     "TOUCH_EVERY_S",
+    "low_water",
     "over_budget",
 ]

@@ -11,7 +11,11 @@ validates as a RunResult).
 from __future__ import annotations
 
 import json
+import re
 from typing import Any
+
+from pydantic import BaseModel
+from pydantic_core import PydanticSerializationError
 
 MAX_DEPTH = 64
 # (longest string, most members) tried in turn until the document fits.
@@ -21,6 +25,35 @@ _STEPS = ((16_384, 1_000), (4_096, 200), (1_024, 50), (256, 10), (64, 3))
 def dumps(value: Any) -> str:
     """Compact JSON, ASCII only: a lone surrogate becomes an escape, never an error."""
     return json.dumps(value, ensure_ascii=True, separators=(",", ":"), default=str)
+
+
+_LONE_SURROGATE = re.compile("[\ud800-\udfff]")  # in a Python str, every surrogate is lone
+
+
+def _escape(match: re.Match[str]) -> str:
+    return f"\\u{ord(match.group()):04x}"
+
+
+def escaped(value: Any) -> Any:
+    """`value` with every lone surrogate, in its strings and its keys, as `\\uXXXX`."""
+    if isinstance(value, str):
+        return _LONE_SURROGATE.sub(_escape, value)
+    if isinstance(value, dict):
+        return {escaped(k): escaped(v) for k, v in value.items()}
+    if isinstance(value, list | tuple):
+        return [escaped(v) for v in value]
+    return value
+
+
+def json_data(model: BaseModel) -> dict[str, Any]:
+    """`model` as JSON data. A lone surrogate (JavaScript strings may hold one) in an
+    object key stops pydantic's JSON mode: such data comes with every lone surrogate
+    as its visible `\\uXXXX` escape (as the MCP replies show it), so it is still kept."""
+    try:
+        data: dict[str, Any] = model.model_dump(mode="json")
+    except PydanticSerializationError:
+        data = json.loads(json.dumps(escaped(model.model_dump()), default=str))
+    return data
 
 
 def _size(value: Any) -> int | None:
@@ -86,4 +119,4 @@ def fit_envelope(envelope: dict[str, Any], max_bytes: int) -> tuple[dict[str, An
     return bare, True
 
 
-__all__ = ["dumps", "fit_envelope", "fit_json"]
+__all__ = ["dumps", "escaped", "fit_envelope", "fit_json", "json_data"]

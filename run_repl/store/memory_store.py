@@ -12,7 +12,13 @@ from contextlib import contextmanager
 
 from ..sandbox.result_store import MemoryResultStore, StoredItems
 from .approval_claims import ApprovalClaims
-from .budgets import DEFAULT_ENVELOPE_BYTES, DEFAULT_HISTORY_BYTES, PREVIEW_BYTES, over_budget
+from .budgets import (
+    DEFAULT_ENVELOPE_BYTES,
+    DEFAULT_HISTORY_BYTES,
+    PREVIEW_BYTES,
+    low_water,
+    over_budget,
+)
 from .json_budget import dumps, fit_envelope
 from .records import FINAL_STATUSES, PendingApproval, RunKey, RunRecord, as_read
 
@@ -73,6 +79,8 @@ class MemoryStore(ApprovalClaims):
         self._approvals: dict[str, PendingApproval] = {}
         self._consumed: dict[str, float] = {}
         self._run_keys: dict[tuple[str, str], RunKey] = {}
+        self._history_bytes = 0
+        self._refused: dict[str, int] = {}
         self._approvals_version = 0
         self._lock = threading.RLock()
 
@@ -103,13 +111,34 @@ class MemoryStore(ApprovalClaims):
         )
         size = len(dumps(envelope)) + len(run.source)
         with self._lock:
+            before = self._runs.get(run.id)
             self._runs[run.id] = (kept, size)
-            total = sum(s for _, s in self._runs.values())
+            self._history_bytes += size - (before[1] if before else 0)
+            if self._history_bytes <= self.max_history_bytes:
+                return
             oldest = sorted(self._runs.values(), key=lambda e: e[0].started_at)
             for gone in over_budget(
-                ((r.id, s) for r, s in oldest), total, self.max_history_bytes, keep=run.id
+                ((r.id, s) for r, s in oldest),
+                self._history_bytes,
+                low_water(self.max_history_bytes),
+                keep=run.id,
             ):
-                del self._runs[gone]
+                self._history_bytes -= self._runs.pop(gone)[1]
+
+    def history_bytes(self) -> int:
+        """What the history holds, in bytes (what its budget counts)."""
+        with self._lock:
+            return self._history_bytes
+
+    def count_refused(self, code: str) -> None:
+        """A run refused before it started (RUN_BUSY): counted, never kept as a run."""
+        with self._lock:
+            self._refused[code] = self._refused.get(code, 0) + 1
+
+    def refused_runs(self) -> dict[str, int]:
+        """How many runs were refused before they started, by error code."""
+        with self._lock:
+            return dict(self._refused)
 
     def list_runs(self, limit: int = 50, query: str | None = None) -> list[RunRecord]:
         with self._lock:

@@ -24,6 +24,7 @@ from .store_url import DEFAULT_SCHEMA
 
 _NAME = re.compile(r"^[a-z_][a-z0-9_]{0,62}$")
 CHANGE_SHARDS = 16
+COUNTER_SHARDS = 16
 
 
 def check_schema_name(name: str) -> str:
@@ -136,7 +137,59 @@ def _v2(conn: psycopg.Connection) -> None:
         conn.execute(statement)
 
 
-MIGRATIONS: dict[int, Callable[[psycopg.Connection], None]] = {1: _v1, 2: _v2}
+def _v3(conn: psycopg.Connection) -> None:
+    """Running counters: the bytes of the history and of the values, kept by triggers
+    in the transaction of each write (a budget check reads COUNTER_SHARDS rows, never
+    a SUM over the table), and the runs refused before they started."""
+    # Sharded as the approvals' changes are: each connection adds to its own shard (by
+    # its backend's pid), so writers on many machines seldom wait on one row, and one
+    # transaction locks one shard per counter (no two writers lock two in turn).
+    schema = conn.execute("SELECT current_schema()").fetchone()
+    assert schema is not None and schema[0]
+    counters = sql.Identifier(schema[0], "store_counters")
+    conn.execute(
+        """CREATE TABLE store_counters (
+            name text NOT NULL, shard integer NOT NULL, value bigint NOT NULL,
+            PRIMARY KEY (name, shard)
+        )"""
+    )
+    for table in ("runs", "results"):
+        conn.execute(
+            sql.SQL(
+                "INSERT INTO store_counters SELECT {name}, s, CASE WHEN s = 0 THEN "
+                "(SELECT COALESCE(SUM(bytes), 0) FROM {table}) ELSE 0 END "
+                "FROM generate_series(0, {last}) s"
+            ).format(
+                name=sql.Literal(f"{table}_bytes"),
+                table=sql.Identifier(table),
+                last=sql.Literal(COUNTER_SHARDS - 1),
+            )
+        )
+    conn.execute(
+        sql.SQL(
+            """CREATE FUNCTION count_bytes() RETURNS trigger LANGUAGE plpgsql AS $body$
+            DECLARE delta bigint := 0;
+            BEGIN
+                IF TG_OP <> 'INSERT' THEN delta := delta - OLD.bytes; END IF;
+                IF TG_OP <> 'DELETE' THEN delta := delta + NEW.bytes; END IF;
+                IF delta <> 0 THEN
+                    UPDATE {counters} SET value = value + delta
+                    WHERE name = TG_TABLE_NAME || '_bytes' AND shard = pg_backend_pid() % {n};
+                END IF;
+                RETURN NULL;
+            END $body$"""
+        ).format(counters=counters, n=sql.Literal(COUNTER_SHARDS))
+    )
+    for table in ("runs", "results"):
+        conn.execute(
+            sql.SQL(
+                "CREATE TRIGGER {trigger} AFTER INSERT OR DELETE OR UPDATE OF bytes ON {table} "
+                "FOR EACH ROW EXECUTE FUNCTION count_bytes()"
+            ).format(trigger=sql.Identifier(f"{table}_bytes"), table=sql.Identifier(table))
+        )
+
+
+MIGRATIONS: dict[int, Callable[[psycopg.Connection], None]] = {1: _v1, 2: _v2, 3: _v3}
 SCHEMA_VERSION = max(MIGRATIONS)
 
 
@@ -149,8 +202,9 @@ def newer_schema(where: str, version: int) -> StoreError:
     )
 
 
-def stored_version(conn: psycopg.Connection, schema: str) -> int | None:
-    """The schema's version, or None when it has no run-repl tables yet."""
+def stored_version(conn: psycopg.Connection, schema: str, row_only: bool = False) -> int | None:
+    """The schema's version, or None when it has no run-repl tables yet (with
+    `row_only`: None too when its version table has no row)."""
     found = conn.execute(
         "SELECT to_regclass(%s) IS NOT NULL", (f'"{schema}".schema_version',)
     ).fetchone()
@@ -160,6 +214,31 @@ def stored_version(conn: psycopg.Connection, schema: str) -> int | None:
         sql.SQL("SELECT version FROM {}.schema_version").format(sql.Identifier(schema))
     ).fetchone()
     return int(row[0]) if row else 0
+
+
+# What each version leaves behind: (table, column or None). A schema whose number was
+# never recorded is at the highest version whose mark it holds (each migration is one
+# transaction, so none is ever half there).
+_MARKS: dict[int, tuple[str, str | None]] = {
+    1: ("results", None),
+    2: ("run_keys", None),
+    3: ("store_counters", None),
+}
+
+
+def found_version(conn: psycopg.Connection, schema: str) -> int:
+    """The version the schema's tables show (0: no run-repl tables)."""
+    found = 0
+    for version, (table, column) in sorted(_MARKS.items()):
+        row = conn.execute(
+            "SELECT count(*) FROM information_schema.columns WHERE table_schema = %s "
+            "AND table_name = %s AND (%s::text IS NULL OR column_name = %s)",
+            (schema, table, column, column),
+        ).fetchone()
+        if not row or not row[0]:
+            break
+        found = version
+    return found
 
 
 def migrate(conn: psycopg.Connection, schema: str, where: str, target: int = SCHEMA_VERSION) -> int:
@@ -182,17 +261,21 @@ def migrate(conn: psycopg.Connection, schema: str, where: str, target: int = SCH
                     migrated_at timestamptz NOT NULL DEFAULT now(), migrated_by text NOT NULL
                 )"""
             )
-            conn.execute("INSERT INTO schema_version (one, version, migrated_by) VALUES (1, 0, '')")
             version = 0
+        recorded = stored_version(conn, schema, row_only=True)
         if version > SCHEMA_VERSION:
             raise newer_schema(where, version)
+        # A version table without its row (or behind its tables): what the tables show.
+        version = max(version, found_version(conn, schema))
         start = version
         for step in range(version + 1, target + 1):
             MIGRATIONS[step](conn)
             version = step
-        if version != start:
+        if version != recorded:
             conn.execute(
-                "UPDATE schema_version SET version = %s, migrated_at = now(), migrated_by = %s",
+                "INSERT INTO schema_version (one, version, migrated_by) VALUES (1, %s, %s) "
+                "ON CONFLICT (one) DO UPDATE SET version = EXCLUDED.version, "
+                "migrated_at = now(), migrated_by = EXCLUDED.migrated_by",
                 (version, f"run-repl on {socket.gethostname()}"),
             )
     return start
@@ -200,6 +283,7 @@ def migrate(conn: psycopg.Connection, schema: str, where: str, target: int = SCH
 
 __all__ = [
     "CHANGE_SHARDS",
+    "COUNTER_SHARDS",
     "DEFAULT_SCHEMA",
     "MIGRATIONS",
     "SCHEMA_VERSION",

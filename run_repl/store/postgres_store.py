@@ -52,13 +52,16 @@ from .budgets import (
     DEFAULT_MAX_AGE_S,
     DEFAULT_MAX_BYTES,
     PREVIEW_BYTES,
+    REFUSED,
     TOUCH_EVERY_S,
+    low_water,
     over_budget,
 )
 from .json_budget import dumps, fit_envelope
 from .postgres_listener import ApprovalListener
 from .postgres_schema import (
     CHANGE_SHARDS,
+    COUNTER_SHARDS,
     DEFAULT_SCHEMA,
     SCHEMA_VERSION,
     advisory_key,
@@ -135,6 +138,17 @@ def _approval(row: dict[str, Any], now: float | None = None) -> PendingApproval:
     return as_read(PendingApproval.model_validate(data), now)
 
 
+EVICT_PAGE = 500  # rows an eviction reads at a time, oldest first
+
+
+def _counter(conn: psycopg.Connection, name: str) -> int:
+    """A running counter (the sum of its shards: a few rows, whatever the table's size)."""
+    row = conn.execute(
+        "SELECT COALESCE(SUM(value), 0) FROM store_counters WHERE name = %s", (name,)
+    ).fetchone()
+    return int(row[0]) if row else 0
+
+
 def _run(row: dict[str, Any]) -> RunRecord:
     data = dict(row)
     data["envelope"] = json.loads(data["envelope"])
@@ -155,6 +169,9 @@ _APPROVAL_UPDATE = sql.SQL("UPDATE approvals SET {} WHERE id = %(id)s").format(
     )
 )
 _SERVER_NOW = "extract(epoch FROM clock_timestamp())::float8"
+# The server's clock as the transaction began: stable, so a comparison with it can use
+# an index (clock_timestamp() is volatile: read again for each row, a scan of the table).
+_SERVER_NOW_STABLE = "extract(epoch FROM now())::float8"
 _PENDING_SQL = (
     "(status = 'pending' OR (status = 'claimed' AND executing_at IS NULL "
     "AND COALESCE(claim_expires_at, 0) <= {now}))"
@@ -521,12 +538,14 @@ class PostgresStore(ApprovalClaims):
     # ------------------------------------------------------------------ values
     def put_items(self, stored: StoredItems) -> None:
         def write(conn: psycopg.Connection) -> None:
-            now = time.time()
             with conn.transaction():
                 conn.execute("DELETE FROM results WHERE ref = %s", (stored.ref,))
+                # Stamped by the server's clock, so every machine ages a value alike: the
+                # value's age so far is a difference of this machine's clock (no skew in it).
                 conn.execute(
                     "INSERT INTO results (ref, kind, path, total, chunk_items, rest, run_id, "
-                    "bytes, created_at, used_at) VALUES (%s, %s, %s, %s, %s, %s, %s, %s, %s, %s)",
+                    f"bytes, created_at, used_at) VALUES (%s, %s, %s, %s, %s, %s, %s, %s, "
+                    f"{_SERVER_NOW} - %s, {_SERVER_NOW})",
                     (
                         stored.ref,
                         stored.kind,
@@ -536,8 +555,7 @@ class PostgresStore(ApprovalClaims):
                         dumps(stored.rest) if stored.rest is not None else None,
                         stored.run_id,
                         stored.size,
-                        stored.created_at,
-                        now,
+                        max(0.0, time.time() - stored.created_at),
                     ),
                 )
                 with conn.cursor() as cur:
@@ -547,30 +565,37 @@ class PostgresStore(ApprovalClaims):
                         copy.set_types(["text", "int4", "bytea"])
                         for i, text in enumerate(stored.chunks):
                             copy.write_row((stored.ref, i, text.encode("utf-8", "surrogatepass")))
-                self._evict(conn, now, keep=stored.ref)
+                self._evict(conn, keep=stored.ref)
 
         self._call(write)  # the same rows again if it is retried
 
-    def _evict(self, conn: psycopg.Connection, now: float, keep: str) -> None:
+    def _evict(self, conn: psycopg.Connection, keep: str) -> None:
         victims = [
             ref
             for (ref,) in conn.execute(
-                "SELECT ref FROM results WHERE created_at < %s AND ref <> %s",
-                (now - self.max_age_s, keep),
+                f"SELECT ref FROM results WHERE created_at < {_SERVER_NOW_STABLE} - %s "
+                "AND ref <> %s",
+                (self.max_age_s, keep),
             )
         ]
-        row = conn.execute("SELECT COALESCE(SUM(bytes), 0) FROM results").fetchone()
-        total = int(row[0]) if row else 0
+        total = _counter(conn, "results_bytes")
         if total > self.max_bytes:
-            by_use = conn.execute("SELECT ref, bytes FROM results ORDER BY used_at ASC")
-            victims += over_budget(by_use, total, self.max_bytes, keep=keep, already=victims)
+            # A server-side cursor: rows come in pages, only as many as the eviction needs.
+            with conn.cursor(name="evict_values") as by_use:
+                by_use.itersize = EVICT_PAGE
+                by_use.execute("SELECT ref, bytes FROM results ORDER BY used_at ASC")
+                victims += over_budget(
+                    by_use, total, low_water(self.max_bytes), keep=keep, already=victims
+                )
         if victims:  # in one order on every machine: two evictions never deadlock
             conn.execute("DELETE FROM results WHERE ref = ANY(%s)", (sorted(victims),))
 
     def _meta(self, conn: psycopg.Connection, ref: str) -> tuple[StoredItems, float] | None:
         with conn.cursor(row_factory=dict_row) as cur:
-            row = cur.execute("SELECT * FROM results WHERE ref = %s", (ref,)).fetchone()
-        if row is None or time.time() - row["created_at"] > self.max_age_s:
+            row = cur.execute(
+                f"SELECT *, {_SERVER_NOW} AS server_now FROM results WHERE ref = %s", (ref,)
+            ).fetchone()
+        if row is None or row["server_now"] - row["created_at"] > self.max_age_s:
             return None
         meta = StoredItems(
             ref=ref,
@@ -583,26 +608,26 @@ class PostgresStore(ApprovalClaims):
             run_id=row["run_id"],
             created_at=row["created_at"],
         )
-        return meta, row["used_at"]
+        return meta, row["server_now"] - row["used_at"]
 
-    def _touch(self, conn: psycopg.Connection, ref: str, used_at: float) -> None:
-        now = time.time()
-        if used_at < now - TOUCH_EVERY_S:
-            conn.execute("UPDATE results SET used_at = %s WHERE ref = %s", (now, ref))
+    def _touch(self, conn: psycopg.Connection, ref: str, used_ago: float) -> None:
+        # `used_ago`: by the server's clock, as is the time written.
+        if used_ago > TOUCH_EVERY_S:
+            conn.execute(f"UPDATE results SET used_at = {_SERVER_NOW} WHERE ref = %s", (ref,))
 
     def get_items(self, ref: str) -> StoredItems | None:
         def read(conn: psycopg.Connection) -> StoredItems | None:
             found = self._meta(conn, ref)
             if found is None:
                 return None
-            meta, used_at = found
+            meta, used_ago = found
             meta.chunks = [
                 bytes(data).decode("utf-8", "surrogatepass")
                 for (data,) in conn.execute(
                     "SELECT data FROM result_chunks WHERE ref = %s ORDER BY idx", (ref,)
                 )
             ]
-            self._touch(conn, ref, used_at)
+            self._touch(conn, ref, used_ago)
             return meta
 
         return self._call(read)
@@ -612,7 +637,7 @@ class PostgresStore(ApprovalClaims):
             found = self._meta(conn, ref)
             if found is None:
                 return None
-            meta, used_at = found
+            meta, used_ago = found
             chunks = [
                 bytes(data).decode("utf-8", "surrogatepass")
                 for (data,) in conn.execute(
@@ -621,18 +646,14 @@ class PostgresStore(ApprovalClaims):
                     (ref, first, last),
                 )
             ]
-            self._touch(conn, ref, used_at)
+            self._touch(conn, ref, used_ago)
             return meta, chunks
 
         return self._call(read)
 
     def stored_bytes(self) -> int:
         """What stored values hold, in bytes (what `max_bytes` counts)."""
-        return self._call(
-            lambda conn: int(
-                conn.execute("SELECT COALESCE(SUM(bytes), 0) FROM results").fetchone()[0]  # type: ignore[index]  # an aggregate always has a row
-            )
-        )
+        return self._call(lambda conn: _counter(conn, "results_bytes"))
 
     # ------------------------------------------------------------------ runs
     def record_run(self, run: RunRecord) -> None:
@@ -644,7 +665,9 @@ class PostgresStore(ApprovalClaims):
         source = pg_text(run.source)
         row = {
             "id": run.id,
-            "started_at": run.started_at,
+            # How long ago it started, by this machine's clock (a difference: no skew in
+            # it), written as a time of the server's clock: every machine orders alike.
+            "started_at": max(0.0, time.time() - run.started_at),
             "duration_ms": run.duration_ms,
             "status": pg_text(run.status),
             "source": source,
@@ -663,7 +686,12 @@ class PostgresStore(ApprovalClaims):
             "INSERT INTO runs ({}) VALUES ({}) ON CONFLICT (id) DO UPDATE SET {}"
         ).format(
             sql.SQL(", ").join(map(sql.Identifier, row)),
-            sql.SQL(", ").join(map(sql.Placeholder, row)),
+            sql.SQL(", ").join(
+                sql.SQL(f"{_SERVER_NOW} - {{}}").format(sql.Placeholder(c))
+                if c == "started_at"
+                else sql.Placeholder(c)
+                for c in row
+            ),
             sql.SQL(", ").join(
                 sql.SQL("{0} = EXCLUDED.{0}").format(sql.Identifier(c)) for c in row if c != "id"
             ),
@@ -677,21 +705,42 @@ class PostgresStore(ApprovalClaims):
         self._call(write)
 
     def _evict_runs(self, conn: psycopg.Connection, keep: str) -> None:
-        row = conn.execute("SELECT COALESCE(SUM(bytes), 0) FROM runs").fetchone()
-        total = int(row[0]) if row else 0
+        total = _counter(conn, "runs_bytes")
         if total <= self.max_history_bytes:
             return
-        oldest = conn.execute("SELECT id, bytes FROM runs ORDER BY started_at ASC")
-        victims = over_budget(oldest, total, self.max_history_bytes, keep=keep)
+        # Down to the low-water mark: the next runs fit without evicting again.
+        # A server-side cursor: rows come in pages, only as many as the eviction needs.
+        with conn.cursor(name="evict_runs") as oldest:
+            oldest.itersize = EVICT_PAGE
+            oldest.execute("SELECT id, bytes FROM runs ORDER BY started_at ASC")
+            victims = over_budget(oldest, total, low_water(self.max_history_bytes), keep=keep)
         conn.execute("DELETE FROM runs WHERE id = ANY(%s)", (sorted(victims),))
 
     def history_bytes(self) -> int:
         """What the history holds, in bytes (what its budget counts)."""
-        return self._call(
-            lambda conn: int(
-                conn.execute("SELECT COALESCE(SUM(bytes), 0) FROM runs").fetchone()[0]  # type: ignore[index]  # an aggregate always has a row
-            )
+        return self._call(lambda conn: _counter(conn, "runs_bytes"))
+
+    def count_refused(self, code: str) -> None:
+        """A run refused before it started (RUN_BUSY): counted, never kept as a run."""
+        self._call(
+            lambda conn: conn.execute(
+                "INSERT INTO store_counters (name, shard, value) "
+                f"VALUES (%s, pg_backend_pid() %% {COUNTER_SHARDS}, 1) "
+                "ON CONFLICT (name, shard) DO UPDATE SET value = store_counters.value + 1",
+                (REFUSED + pg_text(code),),
+            ),
+            retry=False,  # a count lost with the connection is better than one counted twice
         )
+
+    def refused_runs(self) -> dict[str, int]:
+        """How many runs were refused before they started, by error code."""
+        rows = self._call(
+            lambda conn: conn.execute(
+                "SELECT name, SUM(value) FROM store_counters WHERE name LIKE 'refused:%' "
+                "GROUP BY name"
+            ).fetchall()
+        )
+        return {name[len(REFUSED) :]: int(value) for name, value in rows}
 
     def list_runs(self, limit: int = 50, query: str | None = None) -> list[RunRecord]:
         text = f"SELECT {_RUN_LISTED} FROM runs"
@@ -932,13 +981,17 @@ class PostgresStore(ApprovalClaims):
         me = secrets.token_hex(12)
 
         def consume(conn: psycopg.Connection) -> bool:
+            # Forgotten and stamped by the server's clock, never this machine's: a
+            # machine whose clock runs fast must not forget what another one spent.
             with conn.transaction():
-                now = time.time()
-                conn.execute("DELETE FROM consumed_continuations WHERE expires_at < %s", (now,))
+                conn.execute(
+                    f"DELETE FROM consumed_continuations WHERE expires_at < {_SERVER_NOW_STABLE}"
+                )
                 conn.execute(
                     "INSERT INTO consumed_continuations (digest, expires_at, consumed_at, "
-                    "consumed_by) VALUES (%s, %s, %s, %s) ON CONFLICT (digest) DO NOTHING",
-                    (digest, expires_at, now, me),
+                    f"consumed_by) VALUES (%s, %s, {_SERVER_NOW}, %s) "
+                    "ON CONFLICT (digest) DO NOTHING",
+                    (digest, expires_at, me),
                 )
                 row = conn.execute(
                     "SELECT consumed_by FROM consumed_continuations WHERE digest = %s", (digest,)

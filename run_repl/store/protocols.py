@@ -44,6 +44,13 @@ class RunHistory(Protocol):
     def owner_of_ref(self, ref: str) -> str | None:
         """The principal that owns the run whose value (or logs) `ref` holds."""
 
+    def count_refused(self, code: str) -> None:
+        """Count a run refused before it started (RUN_BUSY): nothing ran, so the
+        history keeps no row for it (refusals under load outnumbered the runs)."""
+
+    def refused_runs(self) -> dict[str, int]:
+        """How many runs were refused before they started, by error code."""
+
 
 @runtime_checkable
 class RunKeys(Protocol):

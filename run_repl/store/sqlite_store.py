@@ -37,7 +37,9 @@ from .budgets import (
     DEFAULT_MAX_AGE_S,
     DEFAULT_MAX_BYTES,
     PREVIEW_BYTES,
+    REFUSED,
     TOUCH_EVERY_S,
+    low_water,
     over_budget,
 )
 from .json_budget import dumps, fit_envelope
@@ -204,20 +206,72 @@ def _v5(db: sqlite3.Connection) -> None:
     )
 
 
+def _v6(db: sqlite3.Connection) -> None:
+    """Running counters: the bytes of the history and of the values (kept by triggers in
+    the transaction of each write, so a budget check reads one row, never a SUM over the
+    table), and the runs refused before they started (counted, never kept as runs)."""
+    _script(
+        db,
+        """
+    CREATE TABLE store_counters (name TEXT PRIMARY KEY, value INTEGER NOT NULL) WITHOUT ROWID;
+    INSERT INTO store_counters VALUES
+        ('runs_bytes', (SELECT COALESCE(SUM(bytes), 0) FROM runs)),
+        ('results_bytes', (SELECT COALESCE(SUM(bytes), 0) FROM results));
+    """,
+    )
+    for table in ("runs", "results"):  # one statement each: a trigger's body holds a ';'
+        counter = f"UPDATE store_counters SET value = value {{}} WHERE name = '{table}_bytes';"
+        for name, event, change in (
+            ("in", "INSERT", "+ NEW.bytes"),
+            ("out", "DELETE", "- OLD.bytes"),
+            ("change", "UPDATE OF bytes", "+ NEW.bytes - OLD.bytes"),
+        ):
+            db.execute(
+                f"CREATE TRIGGER {table}_bytes_{name} AFTER {event} ON {table} "
+                f"BEGIN {counter.format(change)} END"
+            )
+
+
 MIGRATIONS: dict[int, Callable[[sqlite3.Connection], None]] = {
     1: _v1,
     2: _v2,
     3: _v3,
     4: _v4,
     5: _v5,
+    6: _v6,
 }
 SCHEMA_VERSION = max(MIGRATIONS)
+
+
+# What each version leaves behind, last: (table, column or None). A store whose number
+# was never recorded is at the highest version whose mark it holds (each migration is
+# one transaction, so none is ever half there).
+_MARKS: dict[int, tuple[str, str | None]] = {
+    1: ("results", None),
+    2: ("consumed_continuations", None),
+    3: ("runs", "bytes"),
+    4: ("approval_changes", None),
+    5: ("run_keys", None),
+    6: ("store_counters", None),
+}
+
+
+def found_version(db: sqlite3.Connection) -> int:
+    """The version the tables show (0: no run-repl tables)."""
+    found = 0
+    for version, (table, column) in sorted(_MARKS.items()):
+        columns = {r[1] for r in db.execute(f"PRAGMA table_info({table})")}
+        if not columns or (column is not None and column not in columns):
+            break
+        found = version
+    return found
 
 
 def migrate(db: sqlite3.Connection, target: int = SCHEMA_VERSION) -> int:
     """Bring the schema to `target` in one transaction; the version it was at.
 
-    A store from before user_version (a `meta` table) counts as its version."""
+    A store from before user_version (a `meta` table) counts as its version; one
+    whose number was lost counts as what its tables show, and the number is written."""
     with transaction(db, durable=True):
         version: int = db.execute("PRAGMA user_version").fetchone()[0]
         legacy = db.execute(
@@ -227,6 +281,7 @@ def migrate(db: sqlite3.Connection, target: int = SCHEMA_VERSION) -> int:
             row = db.execute("SELECT value FROM meta WHERE key = 'schema_version'").fetchone()
             version = int(row[0]) if row else 0
             db.execute("DROP TABLE meta")
+        version = max(version, found_version(db))
         if version > SCHEMA_VERSION:
             raise StoreError(
                 f"it was written by a newer run-repl (schema {version}, this one knows "
@@ -460,8 +515,10 @@ class SqliteStore(ApprovalClaims):
         }
         with self._tx() as db:
             db.execute("DELETE FROM result_chunks WHERE ref = ?", (stored.ref,))
+            # Deleted, then inserted: a REPLACE's deletion would fire no trigger (the counter).
+            db.execute("DELETE FROM results WHERE ref = ?", (stored.ref,))
             db.execute(
-                f"INSERT OR REPLACE INTO results ({', '.join(row)}) "
+                f"INSERT INTO results ({', '.join(row)}) "
                 f"VALUES ({', '.join(':' + k for k in row)})",
                 row,
             )
@@ -481,10 +538,12 @@ class SqliteStore(ApprovalClaims):
                 "SELECT ref FROM results WHERE created_at < ?", (now - self.max_age_s,)
             )
         ]
-        total = db.execute("SELECT COALESCE(SUM(bytes), 0) FROM results").fetchone()[0]
+        total = self._counter(db, "results_bytes")
         if total > self.max_bytes:
             by_use = db.execute("SELECT ref, bytes FROM results ORDER BY used_at ASC")
-            victims += over_budget(by_use, total, self.max_bytes, keep=keep, already=victims)
+            victims += over_budget(
+                by_use, total, low_water(self.max_bytes), keep=keep, already=victims
+            )
         for ref in victims:
             db.execute("DELETE FROM result_chunks WHERE ref = ?", (ref,))
             db.execute("DELETE FROM results WHERE ref = ?", (ref,))
@@ -550,11 +609,7 @@ class SqliteStore(ApprovalClaims):
 
     def stored_bytes(self) -> int:
         """What stored values hold, in bytes (what `max_bytes` counts)."""
-        return int(
-            self._read(
-                lambda db: db.execute("SELECT COALESCE(SUM(bytes), 0) FROM results").fetchone()[0]
-            )
-        )
+        return self._read(lambda db: self._counter(db, "results_bytes"))
 
     # ------------------------------------------------------------------ runs
     def record_run(self, run: RunRecord) -> None:
@@ -582,28 +637,50 @@ class SqliteStore(ApprovalClaims):
             "bytes": len(text) + len(source) + len(preview or ""),
         }
         with self._tx() as db:
+            # An upsert, not a REPLACE: its deletion would fire no trigger (the counter).
             db.execute(
-                f"INSERT OR REPLACE INTO runs ({', '.join(row)}) "
-                f"VALUES ({', '.join(':' + k for k in row)})",
+                f"INSERT INTO runs ({', '.join(row)}) "
+                f"VALUES ({', '.join(':' + k for k in row)}) ON CONFLICT (id) DO UPDATE SET "
+                + ", ".join(f"{k} = excluded.{k}" for k in row if k != "id"),
                 row,
             )
             self._evict_runs(db, keep=run.id)
 
+    @staticmethod
+    def _counter(db: sqlite3.Connection, name: str) -> int:
+        row = db.execute("SELECT value FROM store_counters WHERE name = ?", (name,)).fetchone()
+        return int(row[0]) if row else 0
+
     def _evict_runs(self, db: sqlite3.Connection, keep: str) -> None:
-        total = db.execute("SELECT COALESCE(SUM(bytes), 0) FROM runs").fetchone()[0]
+        total = self._counter(db, "runs_bytes")
         if total <= self.max_history_bytes:
             return
+        # Down to the low-water mark: the next runs fit without evicting again.
         oldest = db.execute("SELECT id, bytes FROM runs ORDER BY started_at ASC")
-        victims = over_budget(oldest, total, self.max_history_bytes, keep=keep)
+        victims = over_budget(oldest, total, low_water(self.max_history_bytes), keep=keep)
         db.executemany("DELETE FROM runs WHERE id = ?", [(v,) for v in victims])
 
     def history_bytes(self) -> int:
         """What the history holds, in bytes (what its budget counts)."""
-        return int(
-            self._read(
-                lambda db: db.execute("SELECT COALESCE(SUM(bytes), 0) FROM runs").fetchone()[0]
+        return self._read(lambda db: self._counter(db, "runs_bytes"))
+
+    def count_refused(self, code: str) -> None:
+        """A run refused before it started (RUN_BUSY): counted, never kept as a run."""
+        with self._tx() as db:
+            db.execute(
+                "INSERT INTO store_counters VALUES (?, 1) "
+                "ON CONFLICT (name) DO UPDATE SET value = value + 1",
+                (REFUSED + code,),
             )
+
+    def refused_runs(self) -> dict[str, int]:
+        """How many runs were refused before they started, by error code."""
+        rows = self._read(
+            lambda db: db.execute(
+                "SELECT name, value FROM store_counters WHERE name LIKE 'refused:%'"
+            ).fetchall()
         )
+        return {r[0][len(REFUSED) :]: int(r[1]) for r in rows}
 
     def list_runs(self, limit: int = 50, query: str | None = None) -> list[RunRecord]:
         sql = f"SELECT {_RUN_LISTED} FROM runs"

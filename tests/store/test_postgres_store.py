@@ -29,7 +29,7 @@ from run_repl.store import (
 from run_repl.store import postgres_schema as schema_module
 from run_repl.store.postgres_schema import CHANGE_SHARDS, SCHEMA_VERSION, migrate
 from run_repl.store.postgres_store import PostgresStore
-from run_repl.store.records import ResumeReport
+from run_repl.store.records import ResumeReport, RunRecord
 from run_repl.store.store_url import has_password, mask, scrub
 
 HERE = Path(__file__).parent
@@ -93,6 +93,7 @@ def test_a_fresh_schema_is_made_at_the_current_version(postgres_spec: str) -> No
         "run_keys",
         "runs",
         "schema_version",
+        "store_counters",
     ]
     with admin() as conn:
         row = conn.execute(
@@ -136,9 +137,31 @@ def test_migration_2_from_1_keeps_runs_and_approvals_ownerless(postgres_spec: st
     store.close()
 
 
+def test_migration_3_from_2_counts_what_the_history_and_the_values_hold(
+    postgres_spec: str,
+) -> None:
+    schema = schema_of(postgres_spec)
+    with admin() as conn:
+        migrate(conn, schema, "the test store", target=2)
+        for statement in (
+            "INSERT INTO {}.runs (id, started_at, duration_ms, status, source, host, "
+            "envelope, bytes) VALUES ('run_1', 1, 1, 'ok', 'src', 'demo', '{{}}', 700)",
+            "INSERT INTO {}.results VALUES ('res_0000000000000001', 'value', '$', 3, 1000, "
+            "NULL, 'run_1', 9, 1, 1)",
+        ):
+            conn.execute(sql.SQL(statement).format(sql.Identifier(schema)))
+    store = open_spec(postgres_spec)
+    assert store.history_bytes() == 700 and store.stored_bytes() == 9
+    store.record_run(RunRecord(id="run_2", status="ok", source="s", envelope={"status": "ok"}))
+    assert store.history_bytes() == 700 + len('{"status":"ok"}') + len("s")
+    assert store.refused_runs() == {}
+    store.close()
+
+
 TESTED = {
     1: test_migration_1_into_a_schema_an_administrator_made,
     2: test_migration_2_from_1_keeps_runs_and_approvals_ownerless,
+    3: test_migration_3_from_2_counts_what_the_history_and_the_values_hold,
 }
 
 

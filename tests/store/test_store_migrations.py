@@ -153,11 +153,31 @@ def test_migration_5_from_4_keeps_runs_and_approvals_ownerless(tmp_path: Path) -
     store.close()
 
 
+def test_migration_6_from_5_counts_what_the_history_and_the_values_hold(tmp_path: Path) -> None:
+    db = at_version(tmp_path / "s.sqlite3", 1)
+    v1_rows(db)
+    sq.migrate(db, target=5)
+    (history,) = db.execute("SELECT SUM(bytes) FROM runs").fetchone()
+    sq.migrate(db, target=6)
+    db.close()
+    store = SqliteStore(tmp_path / "s.sqlite3")
+    assert history > 0 and store.history_bytes() == history
+    assert store.stored_bytes() == 9  # the value's row says so
+    store.record_run(store.get_run("run_1").model_copy(update={"id": "run_2"}))
+    check = sqlite3.connect(tmp_path / "s.sqlite3")
+    (now_held,) = check.execute("SELECT SUM(bytes) FROM runs").fetchone()
+    check.close()
+    assert now_held > history and store.history_bytes() == now_held  # it follows from here
+    assert store.refused_runs() == {}
+    store.close()
+
+
 TESTED = {
     2: test_migration_2_from_1_keeps_approvals_and_makes_old_claims_stuck,
     3: test_migration_3_from_2_sizes_the_history_and_cuts_what_is_over_budget,
     4: test_migration_4_from_3_counts_approval_changes,
     5: test_migration_5_from_4_keeps_runs_and_approvals_ownerless,
+    6: test_migration_6_from_5_counts_what_the_history_and_the_values_hold,
 }
 
 

@@ -114,6 +114,10 @@ async def main(rounds: int) -> None:
         )
         assert result.status == "ok", result.error
 
+    async def engine_1() -> None:
+        result = await runner.run("return await up.slowish()", local)
+        assert result.status == "ok", result.error
+
     async def sleeps_10() -> None:
         for _ in range(10):
             await slowish()
@@ -129,6 +133,7 @@ async def main(rounds: int) -> None:
     h10 = await timed(host_fn_10, max(5, rounds // 4))
     e10 = await timed(engine_10, max(5, rounds // 4))
     s10 = await timed(sleeps_10, max(5, rounds // 4))
+    e1 = await timed(engine_1, rounds)
     d10 = await timed(direct_10, max(5, rounds // 4))
     r10 = await timed(ten, max(5, rounds // 4))
     d100 = await timed(direct_100, max(5, rounds // 10))
@@ -163,6 +168,10 @@ async def main(rounds: int) -> None:
         f"  the engine's own cost of a 1.3 ms async call: "
         f"{(statistics.median(e10) - statistics.median(n) - statistics.median(s10)) / 10:.2f} ms "
         "per call (a plain asyncio.sleep host function, no upstream)"
+    )
+    print(
+        f"  a run of one 1.3 ms async call (no upstream) costs "
+        f"{statistics.median(e1) - statistics.median(n):.2f} ms more than a run of none"
     )
     print(f"  100 direct calls, gathered       {figure(d100)}")
     print(f"  100 calls in one snippet         {figure(r100)}")

@@ -421,3 +421,26 @@ async def test_an_agents_docs_follow_a_changed_tool_list(tmp_path: Path) -> None
             done = await client.call_tool("run", {"code": "return await up.extra({n: 1})"})
     assert not done.is_error, done.content
     assert "2" in json.dumps(done.structured_content)
+
+
+@pytest.mark.slow  # an upstream process
+async def test_calls_in_flight_when_it_dies_count_one_failure(host, state: Path) -> None:  # type: ignore[no-untyped-def]
+    from run_repl.host.upstream.hosts import connection_for
+
+    conn = connection_for(spec_for(state), Path("unused"))
+    result = await run(
+        """
+        const outcomes = await Promise.allSettled([
+          up.slow({seconds: 30}), up.slow({seconds: 30}), up.slow({seconds: 30}), up.crash(),
+        ]);
+        return outcomes.map((o) => o.status === "rejected" ? o.reason.hostCode : "ok");
+        """,
+        host.functions,
+    )
+    assert result.status == "ok", result.error
+    assert result.value == ["UPSTREAM_CALL_LOST"] * 4
+    assert conn.failures == 1  # one death, one step of backoff: not one per call
+    deadline = time.monotonic() + 10
+    while (later := await run("return await up.echo({text: 'b'})", host.functions)).status != "ok":
+        assert time.monotonic() < deadline, later.error
+        await asyncio.sleep(0.2)

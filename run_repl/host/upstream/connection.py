@@ -141,6 +141,13 @@ class UpstreamConnection:
                 self.spec, self.last_error or "", self.retry_at - self._clock()
             ) from None
 
+    def _call_failed(self, client: Any, why: str) -> None:
+        """A call on `client` found its process gone. Calls in flight together all fail
+        so: the first stops the process, the rest find it stopped (or a newer one
+        running, which they leave alone)."""
+        if client is self._client:
+            self._broken(why)
+
     def _broken(self, why: str) -> None:
         """Stop this process (it failed); the next call after the backoff starts another."""
         self._failed(why)
@@ -288,7 +295,7 @@ class UpstreamConnection:
             ) from None
         except MCPError as exc:
             if _connection_closed(exc):
-                self._broken(f"it stopped during a call ({_describe(exc)})")
+                self._call_failed(client, f"it stopped during a call ({_describe(exc)})")
                 raise _lost(self.spec, name) from None
             raise HostError(
                 f"upstream {self.spec.name!r} refused the call to {name!r}: {exc}",
@@ -298,7 +305,7 @@ class UpstreamConnection:
         except (asyncio.CancelledError, HostError):
             raise
         except Exception as exc:  # the stream broke: the process died or the network went
-            self._broken(f"it stopped during a call ({_describe(exc)})")
+            self._call_failed(client, f"it stopped during a call ({_describe(exc)})")
             raise _lost(self.spec, name) from None
 
     async def close(self) -> None:

@@ -17,8 +17,6 @@ optional field a reply leaves out is simply not required.
 from __future__ import annotations
 
 import copy
-import json
-import re
 from dataclasses import dataclass
 from typing import Annotated, Any, Literal
 
@@ -32,10 +30,14 @@ from pydantic import (
     model_serializer,
 )
 from pydantic.json_schema import GenerateJsonSchema, JsonSchemaMode
-from pydantic_core import PydanticSerializationError, core_schema
+from pydantic_core import core_schema
 
 from ..sandbox.result import RunErrorInfo, RunResult
 from ..sandbox.result_store import MAX_PAGE
+from ..store.json_budget import (  # one escaping rule, where the history needs it too
+    escaped,
+    json_data,
+)
 
 MAX_STATUS_IDS = 100
 MAX_IDEMPOTENCY_KEY = 200
@@ -392,35 +394,6 @@ def output_schema(tool: str) -> dict[str, Any]:
 def dump(model: BaseModel) -> dict[str, Any]:
     """A reply's structured content, as its model writes it."""
     return json_data(model)
-
-
-def json_data(model: BaseModel) -> dict[str, Any]:
-    """`model` as JSON data. A lone surrogate (JavaScript strings may hold one) in an
-    object key stops pydantic's JSON mode: such data comes with every lone surrogate
-    as its visible `\\uXXXX` escape, as the other front ends show it."""
-    try:
-        data: dict[str, Any] = model.model_dump(mode="json")
-    except PydanticSerializationError:
-        data = json.loads(json.dumps(escaped(model.model_dump()), default=str))
-    return data
-
-
-_LONE_SURROGATE = re.compile("[\ud800-\udfff]")  # in a Python str, every surrogate is lone
-
-
-def _escape(match: re.Match[str]) -> str:
-    return f"\\u{ord(match.group()):04x}"
-
-
-def escaped(value: Any) -> Any:
-    """`value` with every lone surrogate, in its strings and its keys, as `\\uXXXX`."""
-    if isinstance(value, str):
-        return _LONE_SURROGATE.sub(_escape, value)
-    if isinstance(value, dict):
-        return {escaped(k): escaped(v) for k, v in value.items()}
-    if isinstance(value, list | tuple):
-        return [escaped(v) for v in value]
-    return value
 
 
 __all__ = [

@@ -26,6 +26,7 @@ from run_repl.host.upstream.spec import (
 )
 from run_repl.host.upstream.tools import identifier_for
 from run_repl.mcp.declarations import declarations
+from run_repl.sandbox.errors import HostError
 from run_repl.sandbox.runner import create_runner
 
 SERVER = Path(__file__).with_name("upstream_server.py")
@@ -444,3 +445,27 @@ async def test_calls_in_flight_when_it_dies_count_one_failure(host, state: Path)
     while (later := await run("return await up.echo({text: 'b'})", host.functions)).status != "ok":
         assert time.monotonic() < deadline, later.error
         await asyncio.sleep(0.2)
+
+
+@pytest.mark.slow  # an upstream process
+async def test_a_start_given_up_on_as_too_slow_leaves_no_client_behind(tmp_path: Path) -> None:
+    from run_repl.host.upstream.connection import (
+        UPSTREAM_UNAVAILABLE,
+        UpstreamConnection,
+        UpstreamLoop,
+    )
+
+    state = tmp_path / "state"
+    state.mkdir()
+    # A start timeout shorter than the test server takes to start: given up on, and
+    # the start that finishes later must not become the connection's client.
+    conn = UpstreamConnection(spec_for(state, start_timeout_s=0.05), tmp_path / "up.log")
+    loop = UpstreamLoop.shared()
+    try:
+        with pytest.raises(HostError) as info:
+            await loop.run(conn.client())
+        assert info.value.code == UPSTREAM_UNAVAILABLE
+        await asyncio.sleep(4)  # long enough for the abandoned start to finish or fail
+        assert conn._client is None
+    finally:
+        await loop.run(conn.close())

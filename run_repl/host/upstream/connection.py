@@ -173,6 +173,8 @@ class UpstreamConnection:
                     cache=None,  # the catalog refreshes on list_changed, never from a stale cache
                 ) as client:
                     tools = await self._list(client)
+                    if self._starting is not ready or stop.is_set():
+                        return  # given up on as too slow to start: it goes with the context
                     self.tools = tools
                     self._client = client
                     self.failures = 0

@@ -13,14 +13,12 @@ from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
+from upstream_testing import cli_env, program, require_servers, write_upstream_config
 
 from run_repl import run
 from run_repl.host.upstream.hosts import close_all, with_upstreams
 from run_repl.host.upstream.spec import UpstreamSpec
 from run_repl.mcp.declarations import declarations
-
-sys.path.insert(0, str(Path(__file__).with_name("upstream_servers")))
-from install import missing, program
 
 # Real processes talking for real: seconds each, out of the fast lane.
 pytestmark = [pytest.mark.xdist_group("upstream_servers"), pytest.mark.slow]
@@ -28,12 +26,7 @@ pytestmark = [pytest.mark.xdist_group("upstream_servers"), pytest.mark.slow]
 
 @pytest.fixture(scope="module", autouse=True)
 def servers() -> Iterator[None]:
-    gone = missing()
-    if gone:
-        why = f"upstream servers not installed ({', '.join(gone)}): python tests/host/upstream_servers/install.py"
-        if os.environ.get("RUN_REPL_CI"):
-            pytest.fail(why)
-        pytest.skip(why)
+    require_servers()
     yield
     close_all()
 
@@ -150,12 +143,7 @@ def _cli(data: Path, *args: str, stdin: str | None = None) -> subprocess.Complet
         capture_output=True,
         text=True,
         timeout=120,
-        env={
-            "PATH": os.environ.get("PATH", "/usr/bin:/bin"),
-            "PYTHONPATH": os.environ.get("PYTHONPATH", ""),
-            "RUN_REPL_CONFIG_DIR": str(data / "config"),
-            "HOME": str(data),
-        },
+        env=cli_env(data),
     )
 
 
@@ -163,12 +151,7 @@ def test_approved_in_another_process_the_file_is_written_once(tmp_path: Path) ->
     files = tmp_path / "files"
     files.mkdir()
     data = tmp_path / "data"
-    (data / "config").mkdir(parents=True)
-    (data / "config" / "config.toml").write_text(
-        "[upstreams.fs]\n"
-        f"command = {json.dumps(prog('mcp-server-filesystem'))}\n"
-        f"args = [{json.dumps(str(files))}]\n"
-    )
+    write_upstream_config(data / "config", "fs", prog("mcp-server-filesystem"), [str(files)])
     target = files / "out.txt"
     source = (
         f"const before = await fs.list_directory({{path: {json.dumps(str(files))}}});\n"
@@ -208,12 +191,7 @@ async def test_an_agent_gets_one_run_tool_over_two_upstreams(tmp_path: Path) -> 
             "--upstream",
             f"everything={prog('mcp-server-everything')}",
         ],
-        env={
-            "PATH": os.environ.get("PATH", "/usr/bin:/bin"),
-            "PYTHONPATH": os.environ.get("PYTHONPATH", ""),
-            "RUN_REPL_CONFIG_DIR": str(data / "config"),
-            "HOME": str(data),
-        },
+        env=cli_env(data),
     )
     with open(tmp_path / "server.err", "w") as err:
         async with Client(stdio_client(params, errlog=err), read_timeout_seconds=120) as client:

@@ -379,30 +379,20 @@ def test_the_catalog_shows_a_tools_fields(host) -> None:  # type: ignore[no-unty
 
 @pytest.mark.slow  # an upstream process
 async def test_an_agents_docs_follow_a_changed_tool_list(tmp_path: Path) -> None:
-    import os
-
     from mcp import Client, StdioServerParameters
     from mcp.client.stdio import stdio_client
+    from upstream_testing import cli_env, write_upstream_config
 
     state = tmp_path / "state"
     state.mkdir()
     data = tmp_path / "data"
-    (data / "config").mkdir(parents=True)
-    (data / "config" / "config.toml").write_text(
-        "[upstreams.up]\n"
-        f"command = {json.dumps(sys.executable)}\n"
-        f"args = [{json.dumps(str(SERVER))}]\n"
-        f"env = {{ UPSTREAM_STATE = {json.dumps(str(state))} }}\n"
+    write_upstream_config(
+        data / "config", "up", sys.executable, [str(SERVER)], {"UPSTREAM_STATE": str(state)}
     )
     params = StdioServerParameters(
         command=sys.executable,
         args=["-m", "run_repl.cli", "mcp", "--data-dir", str(data)],
-        env={
-            "PATH": os.environ.get("PATH", "/usr/bin:/bin"),
-            "PYTHONPATH": os.environ.get("PYTHONPATH", ""),
-            "RUN_REPL_CONFIG_DIR": str(data / "config"),
-            "HOME": str(data),
-        },
+        env=cli_env(data),
     )
 
     async def docs(client: Client) -> str:

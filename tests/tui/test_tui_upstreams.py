@@ -13,8 +13,8 @@ import pytest
 from test_tui_inbox import cli, listed, text_of
 from tui_helpers import SIZE, make_app, screen_text, settle
 
-sys.path.insert(0, str(Path(__file__).parent.parent / "host" / "upstream_servers"))
-from install import missing, program
+sys.path.insert(0, str(Path(__file__).parent.parent / "host"))
+from upstream_testing import program, require_servers, write_upstream_config
 
 from run_repl.host.upstream.hosts import close_all
 
@@ -24,21 +24,11 @@ pytestmark = [pytest.mark.xdist_group("upstream_servers"), pytest.mark.slow]
 
 @pytest.fixture
 def files(data_dir: Path, tmp_path: Path) -> Path:
-    gone = missing()
-    if gone:
-        why = f"upstream servers not installed ({', '.join(gone)}): python tests/host/upstream_servers/install.py"
-        if os.environ.get("RUN_REPL_CI"):
-            pytest.fail(why)
-        pytest.skip(why)
+    require_servers()
     folder = tmp_path / "files"
     folder.mkdir()
-    config = Path(os.environ["RUN_REPL_CONFIG_DIR"])
-    config.mkdir(parents=True, exist_ok=True)
-    (config / "config.toml").write_text(
-        "[upstreams.fs]\n"
-        f"command = {json.dumps(str(program('mcp-server-filesystem')))}\n"
-        f"args = [{json.dumps(str(folder))}]\n"
-    )
+    fs = str(program("mcp-server-filesystem"))
+    write_upstream_config(Path(os.environ["RUN_REPL_CONFIG_DIR"]), "fs", fs, [str(folder)])
     yield folder
     close_all()
 
@@ -89,13 +79,12 @@ async def test_a_changed_tool_list_reaches_the_catalog_and_completion(
     state = tmp_path / "state"
     state.mkdir()
     server = Path(__file__).parent.parent / "host" / "upstream_server.py"
-    config = Path(os.environ["RUN_REPL_CONFIG_DIR"])
-    config.mkdir(parents=True, exist_ok=True)
-    (config / "config.toml").write_text(
-        "[upstreams.up]\n"
-        f"command = {json.dumps(sys.executable)}\n"
-        f"args = [{json.dumps(str(server))}]\n"
-        f"env = {{ UPSTREAM_STATE = {json.dumps(str(state))} }}\n"
+    write_upstream_config(
+        Path(os.environ["RUN_REPL_CONFIG_DIR"]),
+        "up",
+        sys.executable,
+        [str(server)],
+        {"UPSTREAM_STATE": str(state)},
     )
     app = make_app(data_dir)
     try:

@@ -72,3 +72,19 @@ def test_the_test_extra_installs_what_ci_runs() -> None:
     ):
         assert tool in ci, f".ci/run does not run {tool}"
         assert requirement in test_extra, f"the test extra does not install {requirement}"
+
+
+SEED_NAME = re.compile(r"\bseeds?[ _-]?0\d\d\b", re.IGNORECASE)
+
+
+def test_no_comment_or_docstring_names_a_seed_document_instead_of_the_behaviour() -> None:
+    # The seeds are where the product came from; the code says what it does.
+    bad = []
+    for folder in (PACKAGE, ROOT / "tests", ROOT / "bench"):
+        for path in sorted(folder.rglob("*")):
+            if path.suffix not in {".py", ".js", ".ts", ".md"} or "node_modules" in path.parts:
+                continue
+            for number, line in enumerate(path.read_text().splitlines(), 1):
+                if SEED_NAME.search(line):
+                    bad.append(f"{path.relative_to(ROOT)}:{number}: {line.strip()}")
+    assert not bad, "say what the behaviour is, not which seed it came from:\n" + "\n".join(bad)

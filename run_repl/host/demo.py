@@ -1,7 +1,7 @@
 """The demo host: customers, orders, invoices and drafts in a real SQLite file.
 
 With no `--host`, the front ends run snippets against these functions, so a
-fresh install does its main job at once (the examples of seed 003):
+fresh install does its main job at once (the README's first examples):
 
     host = make_demo_host(data_dir)      # creates and seeds demo.sqlite3 on first use
     await run("return await store.listOrders('acc_0001')", host)
@@ -662,7 +662,7 @@ def make_demo_host(
 
 # ------------------------------------------------------------------ examples
 
-# (title, TypeScript) pairs for the front ends' examples and help: seed 003's
+# (title, TypeScript) pairs for the front ends' examples and help: the README's
 # four first, then a few more. Every one runs against this host.
 DEMO_EXAMPLES: list[tuple[str, str]] = [
     (

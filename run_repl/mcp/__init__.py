@@ -4,7 +4,7 @@ person approves their sensitive calls in run-repl.
     run-repl mcp                     # stdio (what an MCP client's config starts)
     run-repl mcp --http 8000         # streamable HTTP on 127.0.0.1:8000/mcp
 
-Tools: `run` (the seed 000 envelope, and `to_tool_output`'s words), `expand_result`,
+Tools: `run` (the run envelope, and `to_tool_output`'s words), `expand_result`,
 `docs` (the host as TypeScript), `approval_status`. A run that reaches a call
 needing approval waits (`--approval-wait`) for a person's decision in any run-repl
 process, and returns the final result; the server follows the run through the

@@ -1,10 +1,10 @@
 """Tool results: the data as structured content, and one text block worded for a model.
 
-The structured content is the seed 000 envelope (or a page, the docs, an
+The structured content is the run envelope (or a page, the docs, an
 approval's standing), built by the tool's reply model (tool_models.py), so
 it fits the output schema the tool advertises; a tool error is
 `{status: "error", error}`, which every tool's schema admits. The text block
-is `to_tool_output`'s wording (seed 002's shapes) as JSON, with every
+is `to_tool_output`'s wording (ok, paused or failed) as JSON, with every
 character a terminal could act on escaped, since clients show it to people
 too; a paused run is worded as waiting, not as a failure.
 """

@@ -41,14 +41,14 @@ from .server import (
     started_line,
 )
 
-TOOL_DEFAULT_TIMEOUT_S = 60.0  # seed 000: `timeout_seconds` is 60 by default, at most 300
+TOOL_DEFAULT_TIMEOUT_S = 60.0  # the tool's `timeout_seconds` is 60 by default, at most 300
 TOOL_MAX_TIMEOUT_S = 300.0
 LOOPBACK = ("127.0.0.1", "localhost", "::1")
 
 
 def options_of(ws: Workspace, args: argparse.Namespace) -> McpOptions:
     """The server's options: a timeout the person set (--timeout-ms, or `[limits]
-    timeout_ms` in the config) is the tools' default; else seed 000's 60 s."""
+    timeout_ms` in the config) is the tools' default; else the tool's own 60 s."""
     configured: int | None = getattr(args, "timeout_ms", None)
     if configured is None and "timeout_ms" in ws.settings.limits.model_fields_set:
         configured = ws.settings.limits.timeout_ms

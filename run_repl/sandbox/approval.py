@@ -1,6 +1,6 @@
 """Approval: a person says yes or no before a sensitive host function runs.
 
-Sugar over interrupts (seed 002's modes): `@requires_approval` marks a
+Sugar over interrupts (the ask/deny/allow modes): `@requires_approval` marks a
 function, or a runner's policy map says `ask`, `deny` or `allow` per path
 (glob patterns allowed). `ask` interrupts the run with
 `{kind: "approval", message, path, args}`; a `true` resolution runs the

@@ -50,7 +50,7 @@ DEFAULT_PAUSED_NEXT = (
 
 
 def to_tool_output(result: RunResult, *, paused_next: str = DEFAULT_PAUSED_NEXT) -> dict[str, Any]:
-    """The result in the shapes a model reads best (seed 002's `toToolOutput`)."""
+    """The result in the shapes a model reads best (ok, paused or failed, each with what to do next)."""
     if result.status == "ok":
         out: dict[str, Any] = {"ok": True}
         if result.value_window is not None:

@@ -1,6 +1,6 @@
 """The value window: what a person or a model sees of a run's value at once.
 
-Seed 000's rules. A value whose pretty-printed JSON (2-space indent) fits
+The window's rules. A value whose pretty-printed JSON (2-space indent) fits
 200 lines is shown inline and whole. Otherwise the window holds the leading
 whole items that fit the same budget, counted as
 

@@ -74,7 +74,7 @@ async def test_a_call_still_running_after_the_grace_is_unsettled_not_failed() ->
 
 
 async def test_a_timeout_waits_for_calls_in_flight_so_the_audit_is_true() -> None:
-    # Seed 000: "A timeout waits for an SDK call already in flight to settle before it answers."
+    # The rule: "A timeout waits for an SDK call already in flight to settle before it answers."
     charged: list[str] = []
 
     def charge(order_id: str) -> str:

@@ -1,4 +1,4 @@
-"""Handles: host objects that are not data, used within one run (seed 000's
+"""Handles: host objects that are not data, used within one run (the
 `const p = await r.project(); await p.functions.list()`)."""
 
 from __future__ import annotations

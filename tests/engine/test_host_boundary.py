@@ -229,7 +229,7 @@ async def test_out_of_memory_never_names_null() -> None:
 
 
 async def test_every_attempted_call_is_in_the_audit_and_on_call() -> None:
-    # Seed 002: onCall sees every function call, refused ones included.
+    # on_call sees every function call, refused ones included.
     seen: list[tuple[int, str, bool | None, str | None]] = []
     result = await run(
         "try { await s.nope() } catch {}\n"

@@ -1,4 +1,4 @@
-"""Results worded for a model (seed 002's toToolOutput)."""
+"""Results worded for a model (ok, paused or failed, with what to do next)."""
 
 from __future__ import annotations
 

@@ -1,4 +1,4 @@
-"""The value window's rules (seed 000), checked on worked examples and end to end."""
+"""The value window's rules, checked on worked examples and end to end."""
 
 from __future__ import annotations
 

@@ -27,7 +27,7 @@ from typing import Any
 
 from run_repl import Limits, get_host_function_context
 from run_repl.sandbox.runner import Runner
-from run_repl.sandbox.worker_pool import WorkerPool, WorkerProcess
+from run_repl.sandbox.session.pool import WorkerPool, WorkerProcess
 
 NODE_DIR = Path(__file__).with_name("node")
 SECRET = "bench-secret-of-at-least-thirty-two-bytes!"

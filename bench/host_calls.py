@@ -21,9 +21,9 @@ import time
 from collections.abc import Callable
 from typing import Any
 
-from run_repl.sandbox import channel
 from run_repl.sandbox.runner import Runner
-from run_repl.sandbox.worker_pool import WorkerPool
+from run_repl.sandbox.session import channel
+from run_repl.sandbox.session.pool import WorkerPool
 
 CALLS = 2000
 SOURCE = f"let s = 0; for (let i = 0; i < {CALLS}; i++) s += await h.f(i); return s"

@@ -19,7 +19,7 @@ import time
 from collections.abc import Callable
 from typing import Any
 
-from run_repl.sandbox.host_threads import HostThreads
+from run_repl.sandbox.session.host_threads import HostThreads
 
 Submit = Callable[[Callable[[], None]], Any]
 

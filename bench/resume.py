@@ -16,7 +16,7 @@ import statistics
 import time
 
 from run_repl import create_runner, requires_approval
-from run_repl.sandbox.worker_pool import default_pool
+from run_repl.sandbox.session.pool import default_pool
 
 SOURCE = """
 const drafts = await documents.listDrafts()

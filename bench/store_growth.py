@@ -22,8 +22,8 @@ import time
 from collections.abc import Callable
 from pathlib import Path
 
-from run_repl.sandbox.result_store import StoredItems
-from run_repl.sandbox.value_window import chunk_texts
+from run_repl.sandbox.wire.result_store import StoredItems
+from run_repl.sandbox.wire.value_window import chunk_texts
 from run_repl.store import SqliteStore
 from run_repl.store.records import RunRecord
 

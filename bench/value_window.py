@@ -18,7 +18,7 @@ import time
 from pathlib import Path
 
 from run_repl import Limits, create_runner
-from run_repl.sandbox.worker_pool import default_pool
+from run_repl.sandbox.session.pool import default_pool
 
 
 def _status(field: str) -> int:

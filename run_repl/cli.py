@@ -371,8 +371,8 @@ def _run(args: argparse.Namespace, output: Output) -> int:
 
 
 def _expand(args: argparse.Namespace, output: Output) -> int:
-    from .sandbox.nesting import ValueTooDeep
-    from .sandbox.result_store import ResultRefNotFound
+    from .sandbox.wire.nesting import ValueTooDeep
+    from .sandbox.wire.result_store import ResultRefNotFound
 
     with _workspace(args, output) as ws:
         try:

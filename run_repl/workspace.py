@@ -28,9 +28,14 @@ from .config import Settings, config_path, load_settings
 from .host.loader import HostLoadError, LoadedHost, load_host
 from .paths import NotPrivate, check_private_dir, check_private_file, data_dir
 from .present.approvals import SessionApprovals, approve_command, default_data_dir_flag
-from .sandbox.continuation import SECRET_FILE, SecretTooShort, as_secret, load_or_create_secret
 from .sandbox.limits import MIB
 from .sandbox.result import CallRecord, RunResult
+from .sandbox.resume.continuation import (
+    SECRET_FILE,
+    SecretTooShort,
+    as_secret,
+    load_or_create_secret,
+)
 from .sandbox.runner import Runner, create_runner
 from .sqlite_files import SIDE_FILES
 from .store import STORE_FILE, MemoryStore, Store, open_store

@@ -20,7 +20,12 @@ from pathlib import Path
 from typing import Any
 
 from ..paths import data_dir
-from ..sandbox.host_functions import HostFunctionsError, HostManifest, build_manifest, js_parameters
+from ..sandbox.session.host_functions import (
+    HostFunctionsError,
+    HostManifest,
+    build_manifest,
+    js_parameters,
+)
 
 DEMO = "demo"
 

@@ -21,7 +21,7 @@ import mcp_types as types
 from ..present.sanitize import safe_json
 from ..sandbox.errors import ErrorCode
 from ..sandbox.result import NextAction, RunErrorInfo, RunResult
-from ..sandbox.result_store import Page
+from ..sandbox.wire.result_store import Page
 from ..store import PendingApproval
 from ..store.approval_flow import describe_state
 from . import tool_models as models

@@ -34,10 +34,10 @@ from ..host.loader import describe
 from ..sandbox.approval import ApprovalPolicy
 from ..sandbox.errors import ResultRefNotFound
 from ..sandbox.limits import Limits
-from ..sandbox.nesting import ValueTooDeep
 from ..sandbox.result import RunResult
-from ..sandbox.result_store import MAX_PAGE
-from ..sandbox.value_window import BUDGET_LINES, leading_items
+from ..sandbox.wire.nesting import ValueTooDeep
+from ..sandbox.wire.result_store import MAX_PAGE
+from ..sandbox.wire.value_window import BUDGET_LINES, leading_items
 from ..workspace import Workspace
 from . import guide
 from .approval_wait import (

@@ -33,7 +33,7 @@ from pydantic.json_schema import GenerateJsonSchema, JsonSchemaMode
 from pydantic_core import core_schema
 
 from ..sandbox.result import RunErrorInfo, RunResult
-from ..sandbox.result_store import MAX_PAGE
+from ..sandbox.wire.result_store import MAX_PAGE
 from ..store.json_budget import (  # one escaping rule, where the history needs it too
     escaped,
     json_data,

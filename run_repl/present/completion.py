@@ -18,7 +18,7 @@ from dataclasses import dataclass
 from typing import Literal
 
 from ..host.loader import FunctionInfo
-from ..sandbox.host_functions import did_you_mean
+from ..sandbox.session.host_functions import did_you_mean
 from . import formats
 
 # A dotted name being typed, not a member of something else (`x.crm.`).

@@ -14,7 +14,6 @@ import datetime as dt
 import math
 from typing import Any
 
-from ..sandbox.codec import decode
 from ..sandbox.values import (
     NO_CAUSE,
     JSArrayBuffer,
@@ -28,6 +27,7 @@ from ..sandbox.values import (
     JSUint8Array,
     _Undefined,
 )
+from ..sandbox.wire.codec import decode
 from . import formats
 from .approvals import marked_fragments
 from .styled import Fragment, Line

@@ -14,9 +14,9 @@ import json
 from dataclasses import dataclass, field
 from typing import Any, Protocol
 
-from ..sandbox.nesting import ValueTooDeep
 from ..sandbox.result import RunResult
-from ..sandbox.result_store import MAX_PAGE, Page, ResultRefNotFound
+from ..sandbox.wire.nesting import ValueTooDeep
+from ..sandbox.wire.result_store import MAX_PAGE, Page, ResultRefNotFound
 from . import formats
 from .styled import Line, line, styled
 

@@ -15,8 +15,8 @@ from dataclasses import dataclass
 from typing import IO, Any
 
 from ..sandbox.errors import ErrorCode, ResultRefNotFound
-from ..sandbox.nesting import ValueTooDeep
 from ..sandbox.result import RunResult, plain_error
+from ..sandbox.wire.nesting import ValueTooDeep
 from .approvals import not_saved_hint, saved_hint
 from .exit_codes import ExitCode
 from .results import (

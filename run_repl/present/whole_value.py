@@ -15,7 +15,7 @@ from collections.abc import Callable, Iterable, Iterator
 from itertools import chain, islice, repeat
 from typing import Any, Protocol
 
-from ..sandbox.result_store import MAX_PAGE, Page
+from ..sandbox.wire.result_store import MAX_PAGE, Page
 
 Pager = Callable[[str, int, int], Page]
 """`runner.expand(ref, offset, limit)`: items [offset, offset + limit) of a stored value."""

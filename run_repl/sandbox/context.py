@@ -16,8 +16,8 @@ import threading
 from dataclasses import dataclass, field
 from typing import Any
 
-from . import codec
-from .nesting import PAYLOAD_DEPTH
+from .wire import codec
+from .wire.nesting import PAYLOAD_DEPTH
 
 
 class Interrupt(BaseException):

@@ -21,7 +21,7 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any, TypeVar
 
-from .host_functions import SPECIAL_MEMBERS
+from .session.host_functions import SPECIAL_MEMBERS
 
 T = TypeVar("T", bound=type)
 

@@ -124,7 +124,7 @@ class RunStats(_Envelope):
     worker_start_ms: float | None = None
     # "fork" (a child of the template process) or "spawn" (a process of its own)
     worker_mode: Literal["fork", "spawn"] | None = None
-    # The OS walls the worker ran behind (see run_repl.sandbox.confine), in order
+    # The OS walls the worker ran behind (see run_repl.sandbox.process.confine), in order
     confinement: list[str] | None = None
 
 

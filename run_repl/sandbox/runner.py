@@ -20,8 +20,11 @@ from dataclasses import dataclass
 from typing import Any, Protocol, runtime_checkable
 
 from .approval import ApprovalPolicy, check_policy
-from .codec import a_or_an
-from .continuation import (
+from .errors import ErrorCode, HostFunctionsError, ResolutionInvalid
+from .limits import Limits
+from .process.source import check_source
+from .result import RunErrorInfo, RunResult, plain_error
+from .resume.continuation import (
     GUEST_RUNTIME,
     ContinuationInvalid,
     ContinuationSigner,
@@ -29,18 +32,15 @@ from .continuation import (
     as_secret,
     load_or_create_secret,
 )
-from .envelope import Envelope, build_envelope, log_chunks
-from .errors import ErrorCode, HostFunctionsError, ResolutionInvalid
-from .guest_errors import rewrite_positions
-from .host_functions import HostManifest, build_manifest
-from .limits import Limits
-from .replay import ReplayPlan
-from .result import RunErrorInfo, RunResult, plain_error
-from .result_store import MemoryResultStore, Page, ResultStore, page_of
-from .scope_values import encode_values, values_digest
-from .session import CallCallback, LogCallback, ResumeGuard, RunSession
-from .source import check_source
-from .worker_pool import WorkerPool, default_pool
+from .resume.replay import ReplayPlan
+from .session.envelope import Envelope, build_envelope, log_chunks
+from .session.guest_errors import rewrite_positions
+from .session.host_functions import HostManifest, build_manifest
+from .session.pool import WorkerPool, default_pool
+from .session.scope_values import encode_values, values_digest
+from .session.session import CallCallback, LogCallback, ResumeGuard, RunSession
+from .wire.codec import a_or_an
+from .wire.result_store import MemoryResultStore, Page, ResultStore, page_of
 
 RECENT_BYTES = 256 << 20  # values kept in memory while a disk store writes them behind
 

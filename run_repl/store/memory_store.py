@@ -10,7 +10,7 @@ import time
 from collections.abc import Iterable, Iterator
 from contextlib import contextmanager
 
-from ..sandbox.result_store import MemoryResultStore, StoredItems
+from ..sandbox.wire.result_store import MemoryResultStore, StoredItems
 from .approval_claims import ApprovalClaims
 from .budgets import (
     DEFAULT_ENVELOPE_BYTES,

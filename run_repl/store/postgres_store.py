@@ -44,7 +44,7 @@ from psycopg import sql
 from psycopg.rows import dict_row
 from psycopg_pool import ConnectionPool, PoolTimeout
 
-from ..sandbox.result_store import StoredItems
+from ..sandbox.wire.result_store import StoredItems
 from .approval_claims import ApprovalClaims, ApprovalRows
 from .budgets import (
     DEFAULT_ENVELOPE_BYTES,

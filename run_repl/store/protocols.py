@@ -18,8 +18,8 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Protocol, runtime_checkable
 
-from ..sandbox.result_store import ResultStore
 from ..sandbox.runner import ContinuationStore
+from ..sandbox.wire.result_store import ResultStore
 from .records import Applied, Claim, PendingApproval, Queued, ResumeReport, RunKey, RunRecord
 
 ValueStore = ResultStore  # the engine's protocol: put_items, get_items, get_chunks

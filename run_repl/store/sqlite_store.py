@@ -21,7 +21,7 @@ from contextlib import contextmanager
 from pathlib import Path
 from typing import Any, TypeVar
 
-from ..sandbox.result_store import StoredItems
+from ..sandbox.wire.result_store import StoredItems
 from ..sqlite_files import (
     ensure_private_file,
     is_busy,

@@ -17,8 +17,8 @@ from textual.app import App
 
 from ..present.approvals import SessionApprovals
 from ..sandbox.errors import ErrorCode
-from ..sandbox.guest_errors import plain_error
 from ..sandbox.result import CallRecord, Interruption, LogLine, RunResult
+from ..sandbox.session.guest_errors import plain_error
 from ..store import ApprovalConflict, StoreError
 from ..workspace import Workspace
 from .messages import (

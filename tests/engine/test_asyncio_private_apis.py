@@ -1,6 +1,6 @@
 """Fences around the private asyncio API of the engine's host calls.
 
-On Python 3.11, `start_call` (run_repl/sandbox/host_call.py) backports 3.12's eager
+On Python 3.11, `start_call` (run_repl/sandbox/session/host_call.py) backports 3.12's eager
 task start with `asyncio.tasks._enter_task` and `_leave_task`; on 3.12 and later it
 passes `eager_start=True`. These tests check the branch this interpreter takes still
 behaves as start_call assumes, and say where to look when it does not.
@@ -12,9 +12,9 @@ import asyncio
 import contextvars
 import sys
 
-from run_repl.sandbox.host_call import start_call
+from run_repl.sandbox.session.host_call import start_call
 
-WHERE = "start_call in run_repl/sandbox/host_call.py"
+WHERE = "start_call in run_repl/sandbox/session/host_call.py"
 
 
 async def test_the_eager_start_this_python_takes_is_there() -> None:

@@ -207,7 +207,7 @@ async def test_a_timeout_still_gives_calls_in_flight_their_grace() -> None:
 async def test_a_late_end_reaches_the_stored_history(tmp_path: Path) -> None:
     """What the IDE and the REPL keep: the run's history record says how the call ended."""
     from run_repl.host.loader import LoadedHost
-    from run_repl.sandbox.host_functions import build_manifest
+    from run_repl.sandbox.session.host_functions import build_manifest
     from run_repl.workspace import open_workspace
 
     started = threading.Event()

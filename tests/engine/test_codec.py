@@ -1,4 +1,4 @@
-"""Unit tests of the Python side of the wire codec (`run_repl.sandbox.codec`).
+"""Unit tests of the Python side of the wire codec (`run_repl.sandbox.wire.codec`).
 
 No worker runs here: `encode` makes the text the guest decodes, and `decode`
 reads the text the guest's `encodeWire` makes (first letter J, T or R).
@@ -33,7 +33,7 @@ from run_repl import (
     JSTypedArray,
     JSUint8Array,
 )
-from run_repl.sandbox.codec import MAX_DEPTH, CodecError, decode, encode
+from run_repl.sandbox.wire.codec import MAX_DEPTH, CodecError, decode, encode
 
 UTC = dt.UTC
 T = "\\u0000"  # the tag key as it appears in wire text

@@ -8,9 +8,9 @@ import sys
 
 import pytest
 
-from run_repl.sandbox.confine import Confinement
+from run_repl.sandbox.process.confine import Confinement
 from run_repl.sandbox.runner import Runner
-from run_repl.sandbox.worker_pool import WorkerPool
+from run_repl.sandbox.session.pool import WorkerPool
 
 AVAILABLE = Confinement().available()
 # What stops each attempt: any one of these layers.

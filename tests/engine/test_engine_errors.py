@@ -279,7 +279,7 @@ async def test_map_round_trips_through_host() -> None:
 
 
 def test_the_parents_did_you_mean_matches_the_guests() -> None:
-    from run_repl.sandbox.host_functions import did_you_mean
+    from run_repl.sandbox.session.host_functions import did_you_mean
 
     paths = ["store.listOrders", "store.getOrder", "crm.getAccount"]
     assert did_you_mean(paths, "store.listOrder") == ["store.listOrders"]

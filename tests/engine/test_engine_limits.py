@@ -276,7 +276,7 @@ async def test_worker_crash_is_reported_and_next_run_works() -> None:
     import os
     import signal
 
-    from run_repl.sandbox import session
+    from run_repl.sandbox.session import session
 
     runner = create_runner()
 
@@ -303,7 +303,7 @@ def _sessions(module):  # type: ignore[no-untyped-def]
 CHILD_THAT_DIES = """
 import asyncio, os, signal, sys
 from run_repl import run
-from run_repl.sandbox import worker_pool
+from run_repl.sandbox.session import pool as worker_pool
 
 async def main():
     spinning = asyncio.Event()
@@ -316,7 +316,7 @@ async def main():
     pool = worker_pool.default_pool()
     pids = [p.pid for p in worker_pool._REAPER._procs] + [w.pid for w in pool._ready]
     import gc
-    from run_repl.sandbox.session import RunSession
+    from run_repl.sandbox.session.session import RunSession
     pids += [s.worker.pid for s in gc.get_objects() if isinstance(s, RunSession) and s.worker]
     print(" ".join(map(str, pids)), flush=True)
     os.kill(os.getpid(), signal.SIGKILL)

@@ -363,7 +363,7 @@ async def test_a_module_with_classes_constants_and_imports_is_a_host(tmp_path: A
     try:
         result = await run('await tools.list_orders("c")', {"tools": module})
         assert result.value == [{"id": "o1", "amount": 5}]
-        from run_repl.sandbox.host_functions import build_manifest
+        from run_repl.sandbox.session.host_functions import build_manifest
 
         manifest = build_manifest({"tools": module})
         assert manifest.paths == ["tools.list_orders"]

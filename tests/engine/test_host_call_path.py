@@ -13,9 +13,10 @@ import os
 import pytest
 
 from run_repl import Limits, run
-from run_repl.sandbox import channel, frames
-from run_repl.sandbox.host_call import start_call
+from run_repl.sandbox.process import frames
 from run_repl.sandbox.result import CallRecord
+from run_repl.sandbox.session import channel
+from run_repl.sandbox.session.host_call import start_call
 
 
 async def test_an_async_host_function_runs_in_its_own_task_from_its_first_line() -> None:
@@ -140,7 +141,7 @@ async def test_a_call_cancelled_before_its_task_steps_gives_back_what_it_waits_f
 
 
 def test_the_worker_polls_longer_only_while_answers_come_that_fast() -> None:
-    from run_repl.sandbox.worker import SPIN_LONG_SECONDS, SPIN_SECONDS, next_spin
+    from run_repl.sandbox.process.worker import SPIN_LONG_SECONDS, SPIN_SECONDS, next_spin
 
     assert SPIN_SECONDS < SPIN_LONG_SECONDS
     # A sync host function's answer (two thread hops) often comes after the short poll:

@@ -13,7 +13,7 @@ from pathlib import Path
 import pytest
 
 from run_repl import create_runner
-from run_repl.sandbox.host_threads import HostThreads
+from run_repl.sandbox.session.host_threads import HostThreads
 
 
 def _wait_for(predicate: Callable[[], bool], seconds: float = 5.0) -> None:
@@ -119,7 +119,7 @@ def test_idle_threads_end_and_new_calls_start_new_ones() -> None:
 
 EXIT_WHILE_A_CALL_RUNS = r"""
 import sys, time
-from run_repl.sandbox.host_threads import host_threads
+from run_repl.sandbox.session.host_threads import host_threads
 
 def slow_call():
     time.sleep(0.3)

@@ -6,7 +6,7 @@ from __future__ import annotations
 import pytest
 
 from run_repl.sandbox.errors import TypeScriptSyntaxError
-from run_repl.sandbox.typescript import MAX_NESTING_DEPTH, check_nesting, strip_types
+from run_repl.sandbox.process.typescript import MAX_NESTING_DEPTH, check_nesting, strip_types
 
 N = MAX_NESTING_DEPTH
 BIG = 256 * 1024

@@ -16,8 +16,8 @@ from typing import Any
 import pytest
 
 from run_repl import Limits, run
-from run_repl.sandbox import frames
-from run_repl.sandbox.session import RunSession
+from run_repl.sandbox.process import frames
+from run_repl.sandbox.session.session import RunSession
 
 HUGE = 1 << 40
 

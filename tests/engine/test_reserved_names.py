@@ -11,7 +11,7 @@ import pytest
 
 from run_repl import handle, run
 from run_repl.sandbox.errors import HostFunctionsError, ValuesError
-from run_repl.sandbox.host_functions import (
+from run_repl.sandbox.session.host_functions import (
     RESERVED_GLOBALS,
     SPECIAL_MEMBERS,
     build_manifest,

@@ -19,9 +19,9 @@ from run_repl import (
     requires_approval,
     run,
 )
-from run_repl.sandbox.continuation import ContinuationSigner
 from run_repl.sandbox.errors import ContinuationInvalid
-from run_repl.sandbox.host_functions import build_manifest
+from run_repl.sandbox.resume.continuation import ContinuationSigner
+from run_repl.sandbox.session.host_functions import build_manifest
 
 SECRET = "s" * 40
 
@@ -432,7 +432,7 @@ async def test_replay_mismatch_is_detected_before_the_call_runs() -> None:
     hosts = {"h": {"f": lambda x: ran.append(x) or x}}
     source = "await h.f(1); await h.f(2)"
     manifest = build_manifest(hosts)
-    from run_repl.sandbox.replay import LedgerEntry
+    from run_repl.sandbox.resume.replay import LedgerEntry
 
     signer = runner._signer()
     # A ledger that says the first call had other arguments than it has.

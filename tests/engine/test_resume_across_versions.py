@@ -15,8 +15,8 @@ from typing import Any
 import pytest
 
 from run_repl import get_host_function_context
-from run_repl.sandbox.continuation import GUEST_RUNTIME, ContinuationSigner
 from run_repl.sandbox.errors import ContinuationInvalid
+from run_repl.sandbox.resume.continuation import GUEST_RUNTIME, ContinuationSigner
 from run_repl.sandbox.runner import Runner
 
 FIXTURE = json.loads(

@@ -12,7 +12,7 @@ from typing import Any
 import pytest
 
 from run_repl import Limits, create_runner, requires_approval
-from run_repl.sandbox.continuation import SecretTooShort, load_or_create_secret
+from run_repl.sandbox.resume.continuation import SecretTooShort, load_or_create_secret
 
 SECRET = "s" * 40
 

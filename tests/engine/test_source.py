@@ -11,8 +11,8 @@ from typing import Any
 import _quickjs
 import pytest
 
-from run_repl.sandbox.source import WRAPPER_FUNCTION_NAME, PreparedSource, prepare_source
-from run_repl.sandbox.typescript import TypeScriptSyntaxError
+from run_repl.sandbox.process.source import WRAPPER_FUNCTION_NAME, PreparedSource, prepare_source
+from run_repl.sandbox.process.typescript import TypeScriptSyntaxError
 
 HEADER = '(async function __snippet__() {"use strict";'
 _POSITION = re.compile(r"<input>:(\d+):(\d+)")

@@ -16,7 +16,7 @@ import pytest
 
 from run_repl import Limits
 from run_repl.sandbox.runner import Runner
-from run_repl.sandbox.worker_pool import WorkerPool, WorkerProcess, process_stopped
+from run_repl.sandbox.session.pool import WorkerPool, WorkerProcess, process_stopped
 
 # Real processes talking for real: seconds each, out of the fast lane.
 pytestmark = pytest.mark.slow

@@ -8,9 +8,9 @@ import asyncio
 import pytest
 
 from run_repl import Limits, run
-from run_repl.sandbox import frames
-from run_repl.sandbox.source import PreparedSource, prepare_source
-from run_repl.sandbox.typescript import MAX_NESTING_DEPTH
+from run_repl.sandbox.process import frames
+from run_repl.sandbox.process.source import PreparedSource, prepare_source
+from run_repl.sandbox.process.typescript import MAX_NESTING_DEPTH
 
 # tree-sitter takes seconds on this (quadratic), and it nests no bracket, so the
 # nesting bound does not catch it: only the deadline can.

@@ -15,10 +15,10 @@ from typing import Any
 import pytest
 
 from run_repl import create_runner
-from run_repl.sandbox import host_call
 from run_repl.sandbox.context import CancelledFlag, HostFunctionContext
-from run_repl.sandbox.host_call import SYNC_WAIT_S, HostCallRunner, _on_a_thread
-from run_repl.sandbox.host_functions import HostFunction
+from run_repl.sandbox.session import host_call
+from run_repl.sandbox.session.host_call import SYNC_WAIT_S, HostCallRunner, _on_a_thread
+from run_repl.sandbox.session.host_functions import HostFunction
 
 
 @pytest.fixture

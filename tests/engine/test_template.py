@@ -16,10 +16,10 @@ from collections.abc import Callable
 import pytest
 
 from run_repl import Limits, get_host_function_context
-from run_repl.sandbox import worker_pool
-from run_repl.sandbox.confine import Confinement
+from run_repl.sandbox.process.confine import Confinement
 from run_repl.sandbox.runner import Runner
-from run_repl.sandbox.worker_pool import TemplateProcess, WorkerPool, WorkerProcess
+from run_repl.sandbox.session import pool as worker_pool
+from run_repl.sandbox.session.pool import TemplateProcess, WorkerPool, WorkerProcess
 
 
 class RecordingPool(WorkerPool):
@@ -209,7 +209,7 @@ async def test_close_leaves_no_process_zombie_or_descriptor(mode: str) -> None:
 CHILD_THAT_DIES = """
 import asyncio, os, signal
 from run_repl.sandbox.runner import Runner
-from run_repl.sandbox.worker_pool import WorkerPool
+from run_repl.sandbox.session.pool import WorkerPool
 
 async def main():
     pool = WorkerPool()
@@ -245,7 +245,7 @@ def test_the_template_and_its_children_die_with_the_parent() -> None:
 
 RAW_FORK_CHILD = r"""
 import json, os, threading, _thread
-from run_repl.sandbox import template
+from run_repl.sandbox.process import template
 
 fork = template._raw_fork()
 hooks = []
@@ -434,7 +434,7 @@ async def test_a_job_that_comes_while_its_spare_warms_up_is_served() -> None:
 
 FREED_HEAP_CHILD = r"""
 import ctypes, json
-from run_repl.sandbox import template
+from run_repl.sandbox.process import template
 
 def anonymous_kib():
     with open("/proc/self/smaps_rollup") as fh:

@@ -9,8 +9,8 @@ from typing import Any
 import _quickjs
 import pytest
 
-from run_repl.sandbox.source import prepare_source
-from run_repl.sandbox.typescript import TypeScriptSyntaxError, strip_types
+from run_repl.sandbox.process.source import prepare_source
+from run_repl.sandbox.process.typescript import TypeScriptSyntaxError, strip_types
 
 SHAPE = (
     "abstract class Shape<T> extends Base<T> implements HasArea, Named {\n"

@@ -13,10 +13,10 @@ import pytest
 
 from run_repl import create_runner
 from run_repl.sandbox.approval import requires_approval
-from run_repl.sandbox.codec import decode, encode
 from run_repl.sandbox.errors import CodecError
-from run_repl.sandbox.nesting import MAX_DEPTH, ValueTooDeep, check_depth
 from run_repl.sandbox.result import RunResult
+from run_repl.sandbox.wire.codec import decode, encode
+from run_repl.sandbox.wire.nesting import MAX_DEPTH, ValueTooDeep, check_depth
 
 
 def nested_js(levels: int) -> str:

@@ -7,8 +7,8 @@ import json
 import pytest
 
 from run_repl import create_runner
-from run_repl.sandbox.result_store import ResultRefNotFound
-from run_repl.sandbox.value_window import (
+from run_repl.sandbox.wire.result_store import ResultRefNotFound
+from run_repl.sandbox.wire.value_window import (
     BUDGET_LINES,
     itemize,
     leading_items,

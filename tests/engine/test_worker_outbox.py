@@ -8,7 +8,7 @@ import json
 
 import pytest
 
-from run_repl.sandbox import frames, worker
+from run_repl.sandbox.process import frames, worker
 
 
 @pytest.fixture

@@ -1,4 +1,4 @@
-"""Tests for run_repl/sandbox/guest/web/*.js (URL, URLSearchParams, TextEncoder,
+"""Tests for run_repl/sandbox/process/guest/web/*.js (URL, URLSearchParams, TextEncoder,
 TextDecoder, inspect, formatLogArgs, structuredCloneValue).
 
 Most checks are differential: tests/guest/fixtures/guest_web_expected.json holds
@@ -19,8 +19,8 @@ from pathlib import Path
 import _quickjs
 import pytest
 
-from run_repl.sandbox.frames import PRELUDE_LINE_BASE
-from run_repl.sandbox.guest_sources import runtime_source, web_source
+from run_repl.sandbox.process.frames import PRELUDE_LINE_BASE
+from run_repl.sandbox.process.guest_sources import runtime_source, web_source
 
 ROOT = Path(__file__).resolve().parents[2]
 FIXTURE = ROOT / "tests" / "guest" / "fixtures" / "guest_web_expected.json"

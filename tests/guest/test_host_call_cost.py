@@ -12,9 +12,9 @@ from typing import Any
 
 import _quickjs
 
-from run_repl.sandbox.frames import PRELUDE_LINE_BASE
-from run_repl.sandbox.guest_sources import runtime_source
-from run_repl.sandbox.source import prepare_source
+from run_repl.sandbox.process.frames import PRELUDE_LINE_BASE
+from run_repl.sandbox.process.guest_sources import runtime_source
+from run_repl.sandbox.process.source import prepare_source
 
 
 class Guest:

@@ -27,7 +27,7 @@ from run_repl.host.demo import (
     reset_demo,
 )
 from run_repl.host.loader import HostLoadError
-from run_repl.sandbox.host_functions import build_manifest
+from run_repl.sandbox.session.host_functions import build_manifest
 
 SECRET = "d" * 40
 

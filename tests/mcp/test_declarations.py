@@ -12,7 +12,7 @@ from pydantic import BaseModel
 from run_repl import JSBigInt, requires_approval, requires_cli
 from run_repl.host.loader import LoadedHost
 from run_repl.mcp.declarations import declarations
-from run_repl.sandbox.host_functions import build_manifest
+from run_repl.sandbox.session.host_functions import build_manifest
 
 
 class Line(TypedDict):

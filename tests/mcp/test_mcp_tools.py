@@ -16,7 +16,7 @@ import pytest_asyncio
 from conftest import seeded
 from mcp_harness import Server, in_own_task, mcp_server, text_of
 
-from run_repl.sandbox.nesting import MAX_DEPTH
+from run_repl.sandbox.wire.nesting import MAX_DEPTH
 
 # One event loop for the module, as the shared server's client lives in it; the
 # group keeps the tests that share it on one xdist worker, so it starts once.

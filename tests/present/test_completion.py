@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from run_repl.host.loader import FunctionInfo
 from run_repl.present.completion import call_at, complete, parameters, scan, word_before
-from run_repl.sandbox.host_functions import did_you_mean
+from run_repl.sandbox.session.host_functions import did_you_mean
 
 
 def fn(path: str, params: str = "()", *, approval: bool = False, doc: str = "") -> FunctionInfo:

@@ -10,7 +10,7 @@ import pytest
 from run_repl.host.loader import FunctionInfo, LoadedHost, describe
 from run_repl.present import function_lines, function_meta, plain_lines
 from run_repl.sandbox.approval import requires_approval
-from run_repl.sandbox.host_functions import build_manifest
+from run_repl.sandbox.session.host_functions import build_manifest
 
 
 def greet(name: str, punctuation: str = "!") -> str:

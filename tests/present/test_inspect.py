@@ -9,8 +9,8 @@ import pytest
 
 from run_repl.present.inspect import NotDecoded, decode_text, inspect_lines
 from run_repl.present.styled import plain_lines
-from run_repl.sandbox.codec import encode
 from run_repl.sandbox.values import UNDEFINED, JSBigInt, JSError, JSMap, JSRegExp
+from run_repl.sandbox.wire.codec import encode
 
 
 def shown(value: object) -> str:

@@ -6,9 +6,9 @@ from typing import Any
 
 from run_repl.present import ValuePager, expand_lines, item_lines, items_header, plain_lines
 from run_repl.present.paging import FIRST_PAGE_ONLY, GONE
-from run_repl.sandbox.nesting import MAX_DEPTH, ValueTooDeep
 from run_repl.sandbox.result import RunResult, ValueWindow
-from run_repl.sandbox.result_store import Page, ResultRefNotFound
+from run_repl.sandbox.wire.nesting import MAX_DEPTH, ValueTooDeep
+from run_repl.sandbox.wire.result_store import Page, ResultRefNotFound
 
 
 class Store:

@@ -15,7 +15,7 @@ import signal
 import time
 from collections.abc import Callable
 
-from run_repl.sandbox.worker_pool import WorkerPool, WorkerProcess
+from run_repl.sandbox.session.pool import WorkerPool, WorkerProcess
 
 
 class HeldPool(WorkerPool):

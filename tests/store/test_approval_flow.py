@@ -13,9 +13,9 @@ from held_pool import HeldPool
 
 from run_repl import Limits
 from run_repl.sandbox.errors import ErrorCode
-from run_repl.sandbox.guest_errors import plain_error
 from run_repl.sandbox.result import RunResult
 from run_repl.sandbox.runner import Runner
+from run_repl.sandbox.session.guest_errors import plain_error
 from run_repl.store import ApprovalConflict, Queued, Store
 from run_repl.store.approval_flow import CLAIM_GRACE_S, claim_ttl, decide, resolve, store_runner
 

@@ -14,8 +14,8 @@ import pytest
 from store_kinds import CHILD_PRELUDE, execute, open_spec
 
 from run_repl import create_runner
-from run_repl.sandbox.result_store import ResultRefNotFound, StoredItems, page_of
-from run_repl.sandbox.value_window import chunk_texts
+from run_repl.sandbox.wire.result_store import ResultRefNotFound, StoredItems, page_of
+from run_repl.sandbox.wire.value_window import chunk_texts
 from run_repl.store import (
     ApprovalConflict,
     Claim,
@@ -162,8 +162,8 @@ CHILD = (
     CHILD_PRELUDE.format(here=str(Path(__file__).parent))
     + """
 import json
-from run_repl.sandbox.result_store import StoredItems, page_of
-from run_repl.sandbox.value_window import chunk_texts
+from run_repl.sandbox.wire.result_store import StoredItems, page_of
+from run_repl.sandbox.wire.value_window import chunk_texts
 store = open_spec(sys.argv[1])
 if sys.argv[2] == "write":
     for k in range(int(sys.argv[4])):

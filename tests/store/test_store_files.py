@@ -182,7 +182,7 @@ def test_the_history_does_not_keep_continuation_tokens(store: Store) -> None:
 
 
 def test_the_memory_store_composes_a_result_store() -> None:
-    from run_repl.sandbox.result_store import MemoryResultStore, ResultStore
+    from run_repl.sandbox.wire.result_store import MemoryResultStore, ResultStore
 
     store = MemoryStore()
     assert not isinstance(store, MemoryResultStore)

@@ -9,7 +9,7 @@ from pathlib import Path
 
 import pytest
 
-from run_repl.sandbox.result_store import page_of
+from run_repl.sandbox.wire.result_store import page_of
 from run_repl.store import SqliteStore
 from run_repl.store import sqlite_store as sq
 from run_repl.store.records import PendingApproval, continuation_batch

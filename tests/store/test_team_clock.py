@@ -14,8 +14,8 @@ from contextlib import contextmanager
 import pytest
 from store_kinds import open_spec
 
-from run_repl.sandbox.result_store import StoredItems
-from run_repl.sandbox.value_window import chunk_texts
+from run_repl.sandbox.wire.result_store import StoredItems
+from run_repl.sandbox.wire.value_window import chunk_texts
 from run_repl.store import postgres_store
 from run_repl.store.postgres_store import PostgresStore
 from run_repl.store.records import RunRecord

@@ -9,7 +9,7 @@ from typing import Any
 import pytest
 
 from run_repl.sandbox.result import RunResult, ValueWindow
-from run_repl.sandbox.result_store import Page, ResultRefNotFound
+from run_repl.sandbox.wire.result_store import Page, ResultRefNotFound
 from run_repl.tui.components.value_model import (
     FIRST_PAGE_ONLY,
     GONE,

@@ -19,8 +19,8 @@ from textual.widgets import Input
 
 from run_repl.present.whole_value import array_field, write_value
 from run_repl.sandbox.result import RunErrorInfo, RunResult, ValueWindow
-from run_repl.sandbox.result_store import Page, ResultRefNotFound
-from run_repl.sandbox.value_window import itemize, leading_items
+from run_repl.sandbox.wire.result_store import Page, ResultRefNotFound
+from run_repl.sandbox.wire.value_window import itemize, leading_items
 from run_repl.tui.components.value_lines import ValueLines
 from run_repl.tui.components.value_model import (
     FIRST_PAGE_ONLY,

@@ -19,7 +19,7 @@ from pathlib import Path
 from typing import Any
 
 from ...sandbox.errors import HostError
-from ...sandbox.host_functions import HostFunctionsError, _public_callables, build_manifest
+from ...sandbox.session.host_functions import HostFunctionsError, _public_callables, build_manifest
 from ..loader import HostLoadError, LoadedHost
 from .connection import UpstreamConnection, UpstreamLoop
 from .spec import UpstreamSpec

@@ -28,7 +28,7 @@ from textual.worker import get_current_worker
 
 from ...present.formats import plural
 from ...sandbox.result import RunResult
-from ...sandbox.result_store import ResultRefNotFound
+from ...sandbox.wire.result_store import ResultRefNotFound
 from ..guest_text import safe_text
 from .value_lines import ValueLines, cut
 from .value_model import (

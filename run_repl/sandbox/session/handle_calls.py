@@ -8,13 +8,13 @@ import asyncio
 from collections.abc import Callable, Iterable
 from typing import Any
 
-from . import codec
-from .errors import ErrorCode
-from .handles import HandleMismatch, HandleRef, HandleTable, handle_member, split_handle_path
+from ..errors import ErrorCode
+from ..handles import HandleMismatch, HandleRef, HandleTable, handle_member, split_handle_path
+from ..resume.replay import LedgerEntry, handle_maker
+from ..wire import codec
+from ..wire.nesting import ARGUMENTS_DEPTH
 from .host_call import HostCallRunner
 from .host_functions import HostFunction, HostManifest, is_async_callable
-from .nesting import ARGUMENTS_DEPTH
-from .replay import LedgerEntry, handle_maker
 
 # How a handle looks in a wire text (the guest writes the tag's NUL as an escape).
 HANDLE_TAG = '"\\u0000":"h"'

@@ -18,8 +18,8 @@ import os
 import time
 from collections.abc import Callable
 
-from . import frames
-from .worker_pool import WorkerProcess
+from ..process import frames
+from .pool import WorkerProcess
 
 READ_CHUNK = 8 * 1024  # a few milliseconds of frames: the event loop gets a turn between reads
 SPIN_SECONDS = 0.0001

@@ -26,9 +26,7 @@ import datetime as dt
 import math
 from typing import Any
 
-from . import codec
-from .nesting import MAX_DEPTH, MAX_SHOWN_NODES, ValueTooDeep, check_depth, key_step
-from .values import (
+from ..values import (
     NO_CAUSE,
     UNDEFINED,
     JSBigInt,
@@ -39,6 +37,8 @@ from .values import (
     JSSet,
     JSTypedArray,
 )
+from . import codec
+from .nesting import MAX_DEPTH, MAX_SHOWN_NODES, ValueTooDeep, check_depth, key_step
 
 __all__ = ["as_json_data"]
 

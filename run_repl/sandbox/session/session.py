@@ -22,13 +22,27 @@ from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, field
 from typing import Any, Literal
 
-from . import codec, frames
-from .approval import ApprovalPolicy
+from ..approval import ApprovalPolicy
+from ..context import CancelledFlag, HostFunctionContext, Resume, bind
+from ..errors import ErrorCode
+from ..handles import HandleTable, split_handle_path
+from ..limits import Limits, near_memory_limit
+from ..process import frames
+from ..process.source import PreparedSource
+from ..result import CallRecord, LogLine
+from ..resume.replay import (
+    THREE_JOB_AWAIT,
+    Answer,
+    LedgerEntry,
+    PendingInterrupt,
+    ReplayCursor,
+    ReplayPlan,
+    args_digest,
+)
+from ..wire import codec
+from ..wire.nesting import ARGUMENTS_DEPTH
 from .channel import WorkerChannel
-from .context import CancelledFlag, HostFunctionContext, Resume, bind
-from .errors import ErrorCode
 from .handle_calls import HandleCalls, HandleProblem
-from .handles import HandleTable, split_handle_path
 from .host_call import (
     PREVIEW_TEXT_LIMIT,
     CallOutcome,
@@ -40,20 +54,7 @@ from .host_call import (
     start_call,
 )
 from .host_functions import HostFunction, HostManifest, did_you_mean
-from .limits import Limits, near_memory_limit
-from .nesting import ARGUMENTS_DEPTH
-from .replay import (
-    THREE_JOB_AWAIT,
-    Answer,
-    LedgerEntry,
-    PendingInterrupt,
-    ReplayCursor,
-    ReplayPlan,
-    args_digest,
-)
-from .result import CallRecord, LogLine
-from .source import PreparedSource
-from .worker_pool import WorkerPool, WorkerProcess
+from .pool import WorkerPool, WorkerProcess
 
 
 @dataclass(slots=True)

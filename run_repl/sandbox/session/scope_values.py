@@ -12,8 +12,8 @@ import hashlib
 from collections.abc import Mapping
 from typing import Any
 
-from . import codec
-from .errors import CodecError, HostResultTooLarge, ValuesError
+from ..errors import CodecError, HostResultTooLarge, ValuesError
+from ..wire import codec
 from .host_functions import IDENTIFIER, JS_RESERVED, RESERVED_GLOBALS, special_name_why
 
 

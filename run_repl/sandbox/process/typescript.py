@@ -23,7 +23,7 @@ from typing import Any
 
 from tree_sitter import Language, Node, Parser, Query, QueryCursor, Tree
 
-from .errors import TypeScriptSyntaxError
+from ..errors import TypeScriptSyntaxError
 
 __all__ = [
     "MAX_NESTING_DEPTH",

@@ -17,7 +17,7 @@ import re
 from itertools import chain
 from typing import Any
 
-from .errors import ErrorCode, RunReplError, next_actions
+from ..errors import ErrorCode, RunReplError, next_actions
 
 # Levels of arrays and objects in one value (a scalar is level 0). Far below the
 # libraries' own limits, because front ends wrap values: pydantic serializes 255

@@ -30,11 +30,11 @@ from collections import deque
 from pathlib import Path
 from typing import Literal
 
-from .template import CONTROL, EXITED, FAILED, FORK, FORKED, READY
+from ..process.template import CONTROL, EXITED, FAILED, FORK, FORKED, READY
 
 WorkerMode = Literal["fork", "spawn"]
-TEMPLATE_SCRIPT = Path(__file__).with_name("template.py")
-SANDBOX_DIR = str(Path(__file__).parent)
+TEMPLATE_SCRIPT = Path(__file__).parent.parent / "process" / "template.py"
+SANDBOX_DIR = str(Path(__file__).parent.parent)
 LOST = -int(signal.SIGKILL)  # how a child ends when its template dies (PR_SET_PDEATHSIG)
 TEMPLATE_START_FAILURES = 2  # then the pool falls back to spawning workers
 # A fork takes about a millisecond: a template that has not forked a worker asked

@@ -32,9 +32,9 @@ from typing import Any
 
 import _quickjs
 
+from ..errors import TypeScriptSyntaxError
 from . import frames, guest_sources
 from .confine import Confinement, probe_walls
-from .errors import TypeScriptSyntaxError
 from .source import WARM_UP_SOURCE, PreparedSource, prepare_source
 
 _OUT = 1

@@ -13,12 +13,12 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
-from .errors import ErrorCode
+from ..errors import ErrorCode
 from .frames import PRELUDE_LINE_BASE
 from .typescript import TypeScriptSyntaxError, strip_types
 
 if TYPE_CHECKING:  # the worker imports this module without pydantic
-    from .result import RunErrorInfo
+    from ..result import RunErrorInfo
 
 __all__ = [
     "WARM_UP_SOURCE",
@@ -138,7 +138,7 @@ def line_and_column(text: str, index: int) -> tuple[int, int]:
 
 def check_source(source: Any, max_source_bytes: int) -> RunErrorInfo | None:
     """Why `source` cannot run at all (too large, a NUL, a lone surrogate), or None."""
-    from .result import plain_error  # pydantic: the worker imports this module without it
+    from ..result import plain_error  # pydantic: the worker imports this module without it
 
     if not isinstance(source, str):
         raise TypeError(f"source must be a str, not {type(source).__name__}")

@@ -13,18 +13,10 @@ from collections.abc import Iterable
 from dataclasses import dataclass, field
 from typing import Any
 
-from .errors import ErrorCode
-from .guest_errors import map_error
-from .json_data import as_json_data
-from .limits import Limits
-from .nesting import (
-    MAX_DEPTH,
-    PAYLOAD_DEPTH,
-    ValueTooDeep,
-    flatten_hint,
-    loads,
-)
-from .result import (
+from ..errors import ErrorCode
+from ..limits import Limits
+from ..process.source import PreparedSource
+from ..result import (
     Interruption,
     LogLine,
     RunResult,
@@ -33,10 +25,18 @@ from .result import (
     ValueWindow,
     plain_error,
 )
-from .result_store import StoredItems, new_ref
+from ..wire.json_data import as_json_data
+from ..wire.nesting import (
+    MAX_DEPTH,
+    PAYLOAD_DEPTH,
+    ValueTooDeep,
+    flatten_hint,
+    loads,
+)
+from ..wire.result_store import StoredItems, new_ref
+from ..wire.value_window import Window, chunk_texts, window_of_chunks, window_of_value
+from .guest_errors import map_error
 from .session import SessionOutcome
-from .source import PreparedSource
-from .value_window import Window, chunk_texts, window_of_chunks, window_of_value
 
 INLINE_LOGS = 50
 

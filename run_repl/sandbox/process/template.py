@@ -360,7 +360,7 @@ def _main(argv: list[str]) -> None:
     split = rest.index("--")
     options, paths = rest[:split], rest[split + 1 :]
     _bootstrap(sandbox_dir, paths)
-    from run_repl.sandbox import template
+    from run_repl.sandbox.process import template
 
     if control_fd >= 0:
         template.run_template(control_fd, parent_pid, options)

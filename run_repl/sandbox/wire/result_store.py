@@ -18,7 +18,7 @@ from typing import Any, Protocol, runtime_checkable
 
 from pydantic import BaseModel
 
-from .errors import ResultRefNotFound
+from ..errors import ResultRefNotFound
 from .value_window import CHUNK_ITEMS, check_items, load_chunk
 
 MAX_PAGE = 1000

@@ -25,10 +25,9 @@ from collections.abc import Mapping
 from decimal import Decimal
 from typing import Any
 
-from .errors import CodecError, HostResultTooLarge
-from .handles import HandleRef, HandleTable, is_handle
-from .nesting import MAX_DEPTH, ValueTooDeep, check_depth, key_step
-from .values import (
+from ..errors import CodecError, HostResultTooLarge
+from ..handles import HandleRef, HandleTable, is_handle
+from ..values import (
     NO_CAUSE,
     UNDEFINED,
     JSArrayBuffer,
@@ -43,6 +42,7 @@ from .values import (
     _Undefined,
     python_set_or_jsset,
 )
+from .nesting import MAX_DEPTH, ValueTooDeep, check_depth, key_step
 
 TAG = "\x00"
 MAX_SAFE = 2**53 - 1

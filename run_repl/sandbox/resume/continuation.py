@@ -26,9 +26,9 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from . import codec
-from .errors import ContinuationInvalid, SecretTooShort
-from .nesting import PAYLOAD_DEPTH
+from ..errors import ContinuationInvalid, SecretTooShort
+from ..wire import codec
+from ..wire.nesting import PAYLOAD_DEPTH
 from .replay import (
     GUEST_RUNTIME,
     GUEST_RUNTIMES,
@@ -96,7 +96,7 @@ def load_or_create_secret(data_dir: Path) -> bytes:
     Only the user's own: a directory others can write, or a key file that is a
     symbolic link, another user's, or readable by others, is refused (NotPrivate,
     a PermissionError saying what to fix), never used as the HMAC key."""
-    from ..paths import check_private_dir  # the app's files: only when the engine keeps one
+    from ...paths import check_private_dir  # the app's files: only when the engine keeps one
 
     path = data_dir / SECRET_FILE
     try:
@@ -122,7 +122,7 @@ def load_or_create_secret(data_dir: Path) -> bytes:
 
 
 def _checked_file_secret(path: Path) -> bytes:
-    from ..paths import check_private_file, open_private
+    from ...paths import check_private_file, open_private
 
     # No link, the user's own, writable by no one else; then whether it is a key at all.
     fd = open_private(path, os.O_RDONLY, secret=False)

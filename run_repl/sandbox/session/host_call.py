@@ -17,14 +17,14 @@ from collections.abc import Callable, Coroutine, Generator
 from dataclasses import dataclass, field
 from typing import Any, Literal
 
-from . import codec
-from .approval import ApprovalPolicy
-from .context import CancelledFlag, HostFunctionContext, Interrupt
-from .errors import ApprovalDenied, CodecError, ErrorCode, HostError, HostResultTooLarge
-from .handles import HandleTable
+from ..approval import ApprovalPolicy
+from ..context import CancelledFlag, HostFunctionContext, Interrupt
+from ..errors import ApprovalDenied, CodecError, ErrorCode, HostError, HostResultTooLarge
+from ..handles import HandleTable
+from ..wire import codec
+from ..wire.nesting import MAX_SHOWN_NODES, expands_past
 from .host_functions import HostFunction, check_arguments, js_parameters
 from .host_threads import host_threads
-from .nesting import MAX_SHOWN_NODES, expands_past
 
 PREVIEW_TEXT_LIMIT = 4 * 1024  # of a call's arguments and result kept for a person to read
 # How long the loop waits on a lone sync call before going on (see _on_a_thread);

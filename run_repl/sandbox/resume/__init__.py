@@ -1,0 +1,1 @@
+"""Resuming a run: the replay plan and the signed continuation token."""

@@ -1,0 +1,1 @@
+"""One run, the parent's side: the worker pool and pipe, host calls, the envelope."""

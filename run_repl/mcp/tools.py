@@ -17,7 +17,7 @@ import mcp_types as types
 from pydantic import ValidationError
 
 from ..sandbox.errors import ErrorCode, next_actions
-from ..sandbox.process.source import check_source
+from ..sandbox.session.source_check import check_source
 from .tool_errors import (
     TOOL_ARGUMENT_INVALID,
     ToolError,

@@ -7,6 +7,7 @@ sees only what happened; `value` is the one field that may be a real null.
 
 from __future__ import annotations
 
+from dataclasses import dataclass
 from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, SerializerFunctionWrapHandler, model_serializer
@@ -16,6 +17,16 @@ from .errors import ErrorCode, next_actions
 Status = Literal["ok", "error", "interrupted"]
 LogLevel = Literal["log", "info", "warn", "error", "debug"]
 ValueKind = Literal["undefined", "null", "boolean", "number", "string", "array", "object"]
+
+
+@dataclass(frozen=True)
+class HostErrorInfo:
+    """A host's own error, as it should reach the envelope if the snippet does
+    not catch it: its code, message and next actions, unchanged."""
+
+    code: str
+    message: str
+    next_actions: list[dict[str, Any]] | None = None
 
 
 class _Envelope(BaseModel):

@@ -22,7 +22,6 @@ from typing import Any, Protocol, runtime_checkable
 from .approval import ApprovalPolicy, check_policy
 from .errors import ErrorCode, HostFunctionsError, ResolutionInvalid
 from .limits import Limits
-from .process.source import check_source
 from .result import RunErrorInfo, RunResult, plain_error
 from .resume.continuation import (
     GUEST_RUNTIME,
@@ -39,6 +38,7 @@ from .session.host_functions import HostManifest, build_manifest
 from .session.pool import WorkerPool, default_pool
 from .session.scope_values import encode_values, values_digest
 from .session.session import CallCallback, LogCallback, ResumeGuard, RunSession
+from .session.source_check import check_source
 from .wire.codec import a_or_an
 from .wire.result_store import MemoryResultStore, Page, ResultStore, page_of
 

@@ -118,3 +118,18 @@ async def test_the_guest_cannot_reach_the_probe() -> None:
         "return [typeof probe, typeof __rr_send, typeof globalThis.process, typeof require]"
     )
     assert result.value == ["undefined", "undefined", "undefined", "undefined"]
+
+
+CHILD_MODULES_ALLOWED = {"run_repl", "run_repl.sandbox", "run_repl.sandbox.errors"}
+
+
+@pytest.mark.parametrize("mode", ["fork", "spawn"])
+async def test_a_worker_has_loaded_nothing_of_run_repl_but_its_own_modules_and_the_errors(
+    mode: str,
+) -> None:
+    found, _layers = await probe(mode)
+    loaded = set(found["modules"].split(","))
+    assert "run_repl.sandbox.process.worker" in loaded
+    others = {m for m in loaded if not m.startswith("run_repl.sandbox.process")}
+    assert others <= CHILD_MODULES_ALLOWED, sorted(others - CHILD_MODULES_ALLOWED)
+    assert found["pydantic"] == "absent"

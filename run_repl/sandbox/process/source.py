@@ -11,21 +11,15 @@ from __future__ import annotations
 import functools
 from collections.abc import Mapping
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
-from ..errors import ErrorCode
-from .frames import PRELUDE_LINE_BASE
 from .typescript import TypeScriptSyntaxError, strip_types
-
-if TYPE_CHECKING:  # the worker imports this module without pydantic
-    from ..result import RunErrorInfo
 
 __all__ = [
     "WARM_UP_SOURCE",
     "WRAPPER_FUNCTION_NAME",
     "PreparedSource",
     "TypeScriptSyntaxError",
-    "check_source",
     "line_and_column",
     "prepare_source",
 ]
@@ -134,43 +128,3 @@ def line_and_column(text: str, index: int) -> tuple[int, int]:
     """The 1-based line and column (in characters) of `text[index]`."""
     line = text.count("\n", 0, index) + 1
     return line, index - (text.rfind("\n", 0, index) + 1) + 1
-
-
-def check_source(source: Any, max_source_bytes: int) -> RunErrorInfo | None:
-    """Why `source` cannot run at all (too large, a NUL, a lone surrogate), or None."""
-    from ..result import plain_error  # pydantic: the worker imports this module without it
-
-    if not isinstance(source, str):
-        raise TypeError(f"source must be a str, not {type(source).__name__}")
-    try:
-        size = len(source.encode("utf-8"))
-    except UnicodeEncodeError as exc:
-        line, column = line_and_column(source, exc.start)
-        return plain_error(
-            ErrorCode.RUN_SYNTAX_ERROR,
-            f"SyntaxError: the source holds a lone surrogate character (line {line}, column {column}).",
-            line=line,
-            column=column,
-        )
-    if size > max_source_bytes:
-        return plain_error(
-            ErrorCode.RUN_SOURCE_TOO_LARGE,
-            f"The snippet is {size:,} bytes, over max_source_bytes ({max_source_bytes:,}).",
-        )
-    lines = source.count("\n") + 1
-    if lines >= PRELUDE_LINE_BASE:
-        return plain_error(
-            ErrorCode.RUN_SOURCE_TOO_LARGE,
-            f"The snippet has {lines:,} lines; at most {PRELUDE_LINE_BASE - 1:,} can run.",
-        )
-    nul = source.find("\x00")
-    if nul >= 0:
-        line, column = line_and_column(source, nul)
-        return plain_error(
-            ErrorCode.RUN_SYNTAX_ERROR,
-            f"SyntaxError: the source holds a NUL character (line {line}, column {column}); "
-            "write it as \\u0000 inside a string.",
-            line=line,
-            column=column,
-        )
-    return None

@@ -335,31 +335,24 @@ def _skipped(options: list[str]) -> frozenset[str]:
     return frozenset(b for a, b in itertools.pairwise(options) if a == "--skip")
 
 
-def _bootstrap(sandbox_dir: str, paths: list[str]) -> None:
-    """Make the engine's worker modules importable as `run_repl.sandbox.*`
-    without running the package's `__init__` (which loads pydantic and the
-    rest of the library): empty parent packages that only know their path."""
-    import types
-
-    for path in reversed(paths):
+def _add_paths(package_root: str, paths: list[str]) -> None:
+    """Make run_repl and the worker's dependencies importable in a `python -I -S`
+    (no site). The package root comes first, so the parent's own run_repl is the one
+    imported; the packages' `__init__`s are lazy, so importing the worker loads only
+    the child's modules and the errors."""
+    for path in reversed([package_root, *paths]):
         if path not in sys.path:
             sys.path.insert(0, path)
-    package_dir = os.path.dirname(sandbox_dir)
-    for name, path in (("run_repl", package_dir), ("run_repl.sandbox", sandbox_dir)):
-        module = types.ModuleType(name)
-        module.__path__ = [path]
-        module.__package__ = name
-        sys.modules[name] = module
 
 
 def _main(argv: list[str]) -> None:
-    # template.py SANDBOX_DIR PARENT_PID (--control FD | --spawn) [OPTION...] -- PATH...
-    sandbox_dir, parent_pid, how = argv[0], int(argv[1]), argv[2]
+    # template.py PACKAGE_ROOT PARENT_PID (--control FD | --spawn) [OPTION...] -- PATH...
+    package_root, parent_pid, how = argv[0], int(argv[1]), argv[2]
     rest = argv[3:]
     control_fd = int(rest.pop(0)) if how == "--control" else -1
     split = rest.index("--")
     options, paths = rest[:split], rest[split + 1 :]
-    _bootstrap(sandbox_dir, paths)
+    _add_paths(package_root, paths)
     from run_repl.sandbox.process import template
 
     if control_fd >= 0:

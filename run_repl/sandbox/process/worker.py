@@ -482,7 +482,11 @@ class Worker:
         _OUTBOX.activate()
         if self.probe:
             report = {"stats": self._stats(), "logs_dropped": 0, "kind": "value"}
-            value = json.dumps(probe_walls(_OUTBOX.parent_pid))
+            walls = probe_walls(_OUTBOX.parent_pid)
+            # what this process has loaded: the child's modules and the errors only
+            walls["modules"] = ",".join(sorted(m for m in sys.modules if m.startswith("run_repl")))
+            walls["pydantic"] = "loaded" if "pydantic" in sys.modules else "absent"
+            value = json.dumps(walls)
             _write(f.frame(f.Kind.DONE, json.dumps(report).encode() + b"\n" + value.encode()))
             self.exit()
         prepared = self.prepare(job["source"])

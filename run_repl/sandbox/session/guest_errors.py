@@ -12,8 +12,7 @@ from ..errors import GUEST_VISIBLE_CODES, ErrorCode, next_actions
 from ..limits import near_memory_limit
 from ..process.frames import PRELUDE_LINE_BASE
 from ..process.source import WRAPPER_FUNCTION_NAME, PreparedSource
-from ..result import NextAction, RunErrorInfo, plain_error
-from .host_call import HostErrorInfo
+from ..result import HostErrorInfo, NextAction, RunErrorInfo, plain_error
 
 __all__ = ["map_error", "plain_error", "rewrite_positions", "user_frames"]
 

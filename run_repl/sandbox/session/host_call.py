@@ -21,6 +21,7 @@ from ..approval import ApprovalPolicy
 from ..context import CancelledFlag, HostFunctionContext, Interrupt
 from ..errors import ApprovalDenied, CodecError, ErrorCode, HostError, HostResultTooLarge
 from ..handles import HandleTable
+from ..result import HostErrorInfo
 from ..wire import codec
 from ..wire.nesting import MAX_SHOWN_NODES, expands_past
 from .host_functions import HostFunction, check_arguments, js_parameters
@@ -222,16 +223,6 @@ class GuardRefused(Exception):
 
 class _Refused(ApprovalDenied):
     """The policy denies the path outright (nobody was asked)."""
-
-
-@dataclass(frozen=True)
-class HostErrorInfo:
-    """A host's own error, as it should reach the envelope if the snippet does
-    not catch it: its code, message and next actions, unchanged."""
-
-    code: str
-    message: str
-    next_actions: list[dict[str, Any]] | None = None
 
 
 @dataclass

@@ -34,7 +34,7 @@ from ..process.template import CONTROL, EXITED, FAILED, FORK, FORKED, READY
 
 WorkerMode = Literal["fork", "spawn"]
 TEMPLATE_SCRIPT = Path(__file__).parent.parent / "process" / "template.py"
-SANDBOX_DIR = str(Path(__file__).parent.parent)
+PACKAGE_ROOT = str(Path(__file__).parents[3])  # the directory that holds run_repl
 LOST = -int(signal.SIGKILL)  # how a child ends when its template dies (PR_SET_PDEATHSIG)
 TEMPLATE_START_FAILURES = 2  # then the pool falls back to spawning workers
 # A fork takes about a millisecond: a template that has not forked a worker asked
@@ -68,7 +68,7 @@ def _module_dirs() -> list[str]:
 
 
 def _python_command() -> list[str]:
-    return [sys.executable, "-I", "-S", "-X", "utf8", str(TEMPLATE_SCRIPT), SANDBOX_DIR]
+    return [sys.executable, "-I", "-S", "-X", "utf8", str(TEMPLATE_SCRIPT), PACKAGE_ROOT]
 
 
 def _child_env() -> dict[str, str]:

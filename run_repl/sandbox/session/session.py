@@ -29,7 +29,7 @@ from ..handles import HandleTable, split_handle_path
 from ..limits import Limits, near_memory_limit
 from ..process import frames
 from ..process.source import PreparedSource
-from ..result import CallRecord, LogLine
+from ..result import CallRecord, HostErrorInfo, LogLine
 from ..resume.replay import (
     THREE_JOB_AWAIT,
     Answer,
@@ -48,7 +48,6 @@ from .host_call import (
     CallOutcome,
     GuardRefused,
     HostCallRunner,
-    HostErrorInfo,
     ResumeGuard,
     failed,
     start_call,

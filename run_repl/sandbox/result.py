@@ -15,6 +15,8 @@ from pydantic import BaseModel, ConfigDict, Field, SerializerFunctionWrapHandler
 from .errors import ErrorCode, next_actions
 
 Status = Literal["ok", "error", "interrupted"]
+# What became of a call that needed a person's approval (the one type for it).
+Decision = Literal["approved", "denied", "refused", "pending"]
 LogLevel = Literal["log", "info", "warn", "error", "debug"]
 ValueKind = Literal["undefined", "null", "boolean", "number", "string", "array", "object"]
 
@@ -63,7 +65,7 @@ class CallRecord(_Envelope):
     error_code: ErrorCode | str | None = None
     error_message: str | None = None
     replayed: bool = False
-    decision: Literal["approved", "denied", "refused", "pending"] | None = None
+    decision: Decision | None = None
     # False: the run ended (timeout, crash: after the grace period; cancel: at once) and
     # the call was still running, so whether its effect happened is unknown. Never
     # "failed". True: it was False, and the call has ended since (`ok` says how); on_call

@@ -16,7 +16,7 @@ import secrets
 import threading
 import time
 from collections.abc import Callable, Iterable, Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any, Protocol, runtime_checkable
 
 from .approval import ApprovalPolicy, check_policy
@@ -25,6 +25,7 @@ from .limits import Limits
 from .result import RunErrorInfo, RunResult, plain_error
 from .resume.continuation import (
     GUEST_RUNTIME,
+    Checkpoint,
     ContinuationInvalid,
     ContinuationSigner,
     ContinuationState,
@@ -39,6 +40,7 @@ from .session.pool import WorkerPool, default_pool
 from .session.scope_values import encode_values, values_digest
 from .session.session import CallCallback, LogCallback, ResumeGuard, RunSession
 from .session.source_check import check_source
+from .session.spec import RunHooks, RunSpec
 from .wire.codec import a_or_an
 from .wire.result_store import MemoryResultStore, Page, ResultStore, page_of
 
@@ -55,18 +57,16 @@ class ContinuationStore(Protocol):
         ...
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, kw_only=True)
 class RunRequest:
-    """One run's arguments, as `Runner.run` takes them."""
+    """One run's arguments, as `Runner.run` takes them (the callbacks as its hooks)."""
 
     source: str
     host_functions: Any = None
     limits: Limits | None = None
     continuation: str | None = None
     resolutions: list[Mapping[str, Any]] | None = None
-    on_log: LogCallback | None = None
-    on_call: CallCallback | None = None
-    cancel: asyncio.Event | None = None
+    hooks: RunHooks = field(default_factory=RunHooks)
     context: Mapping[str, Any] | None = None
     resume_guard: Callable[[], Any] | None = None
     approvals: Mapping[str, str] | None = None
@@ -145,18 +145,16 @@ class Runner:
         if limits is not None and not isinstance(limits, Limits):
             raise TypeError("limits must be a run_repl.Limits")
         request = RunRequest(
-            source,
-            host_functions,
-            limits,
-            continuation,
-            resolutions,
-            on_log,
-            on_call,
-            cancel,
-            context,
-            resume_guard,
-            check_policy(approvals) if approvals else None,
-            values,
+            source=source,
+            host_functions=host_functions,
+            limits=limits,
+            continuation=continuation,
+            resolutions=resolutions,
+            hooks=RunHooks(on_log, on_call, cancel, rewrite_positions),
+            context=context,
+            resume_guard=resume_guard,
+            approvals=check_policy(approvals) if approvals else None,
+            values=values,
         )
         started = time.perf_counter()
         with self._lock:
@@ -213,35 +211,29 @@ class Runner:
             guard = self._guard(state, request.resume_guard)
         elif request.resolutions:
             raise ValueError("resolutions are given with the continuation they answer")
+        spec = RunSpec(
+            request.source, manifest, limits, logical_run_id, seed, clock_ms, values_wire
+        )
         session = RunSession(
-            source=request.source,
-            manifest=manifest,
-            limits=limits,
+            spec,
+            request.hooks,
             pool=self.pool,
-            logical_run_id=logical_run_id,
-            seed=seed,
-            clock_ms=clock_ms,
-            on_log=request.on_log,
-            on_call=request.on_call,
-            cancel=request.cancel,
             replay=replay,
             policy=self._policy(manifest, request.approvals),
-            rewrite_log=rewrite_positions,
             resume_guard=guard,
-            values_wire=values_wire,
         )
         outcome = await session.execute()
         envelope = build_envelope(outcome, outcome.prepared, limits, run_id, manifest.tree)
         result = envelope.result
         if result.status == "interrupted":
-            result.continuation = self._signer().sign(
-                source=request.source,
+            checkpoint = Checkpoint(
+                source=spec.source,
                 manifest_digest=manifest.digest,
                 context=request.context,
-                values_digest=values_digest(values_wire),
-                logical_run_id=logical_run_id,
-                seed=seed,
-                clock_ms=clock_ms,
+                values_digest=values_digest(spec.values_wire),
+                logical_run_id=spec.logical_run_id,
+                seed=spec.seed,
+                clock_ms=spec.clock_ms,
                 elapsed_ms=outcome.elapsed_ms,
                 ledger=outcome.ledger,
                 settle_order=outcome.settle_order,
@@ -249,6 +241,7 @@ class Runner:
                 # A resumed run awaited as the run it replays did: its token says so too.
                 guest_runtime=replay.guest_runtime if replay is not None else GUEST_RUNTIME,
             )
+            result.continuation = self._signer().sign(checkpoint)
             result.next_actions = [
                 {
                     "type": "approve",

@@ -20,7 +20,7 @@ from run_repl import (
     run,
 )
 from run_repl.sandbox.errors import ContinuationInvalid
-from run_repl.sandbox.resume.continuation import ContinuationSigner
+from run_repl.sandbox.resume.continuation import Checkpoint, ContinuationSigner
 from run_repl.sandbox.session.host_functions import build_manifest
 
 SECRET = "s" * 40
@@ -293,16 +293,18 @@ def _signed_token() -> tuple[ContinuationSigner, Any, str]:
     signer = ContinuationSigner(SECRET.encode())
     manifest = build_manifest({"h": {"gate": lambda: 1}})
     token = signer.sign(
-        source="await h.gate()",
-        manifest_digest=manifest.digest,
-        context=None,
-        logical_run_id="run_1",
-        seed=[1, 2, 3, 4],
-        clock_ms=0,
-        elapsed_ms=1.0,
-        ledger=[],
-        settle_order=[],
-        interrupts=[],
+        Checkpoint(
+            source="await h.gate()",
+            manifest_digest=manifest.digest,
+            context=None,
+            logical_run_id="run_1",
+            seed=[1, 2, 3, 4],
+            clock_ms=0,
+            elapsed_ms=1.0,
+            ledger=[],
+            settle_order=[],
+            interrupts=[],
+        )
     )
     return signer, manifest, token
 
@@ -437,16 +439,18 @@ async def test_replay_mismatch_is_detected_before_the_call_runs() -> None:
     signer = runner._signer()
     # A ledger that says the first call had other arguments than it has.
     forged = signer.sign(
-        source=source,
-        manifest_digest=manifest.digest,
-        context=None,
-        logical_run_id="run_x",
-        seed=[1, 2, 3, 4],
-        clock_ms=0,
-        elapsed_ms=0,
-        ledger=[LedgerEntry(seq=1, path="h.f", args_digest="0" * 32, ok=True, wire="J1")],
-        settle_order=[1],
-        interrupts=[],
+        Checkpoint(
+            source=source,
+            manifest_digest=manifest.digest,
+            context=None,
+            logical_run_id="run_x",
+            seed=[1, 2, 3, 4],
+            clock_ms=0,
+            elapsed_ms=0,
+            ledger=[LedgerEntry(seq=1, path="h.f", args_digest="0" * 32, ok=True, wire="J1")],
+            settle_order=[1],
+            interrupts=[],
+        )
     )
     result = await runner.run(source, hosts, continuation=forged)
     assert result.error.code == "RUN_REPLAY_MISMATCH"

@@ -16,7 +16,7 @@ import pytest
 
 from run_repl import get_host_function_context
 from run_repl.sandbox.errors import ContinuationInvalid
-from run_repl.sandbox.resume.continuation import GUEST_RUNTIME, ContinuationSigner
+from run_repl.sandbox.resume.continuation import GUEST_RUNTIME, Checkpoint, ContinuationSigner
 from run_repl.sandbox.runner import Runner
 
 FIXTURE = json.loads(
@@ -117,12 +117,12 @@ def _verified(token: str) -> Any:
 
 @pytest.mark.parametrize("runtime", [0, 3, "2"])
 def test_a_token_from_an_unknown_guest_runtime_is_refused(runtime: Any) -> None:
-    token = SIGNER.sign(**EMPTY_RUN, guest_runtime=runtime)
+    token = SIGNER.sign(Checkpoint(**EMPTY_RUN, guest_runtime=runtime))
     with pytest.raises(ContinuationInvalid, match="another version"):
         _verified(token)
 
 
 def test_tokens_say_how_their_run_awaited() -> None:
-    now = _verified(SIGNER.sign(**EMPTY_RUN))
-    older = _verified(SIGNER.sign(**EMPTY_RUN, guest_runtime=1))
+    now = _verified(SIGNER.sign(Checkpoint(**EMPTY_RUN)))
+    older = _verified(SIGNER.sign(Checkpoint(**EMPTY_RUN, guest_runtime=1)))
     assert (now.guest_runtime, older.guest_runtime) == (GUEST_RUNTIME, 1)

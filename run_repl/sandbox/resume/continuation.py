@@ -157,6 +157,25 @@ class ContinuationState:
     guest_runtime: int = GUEST_RUNTIME  # see GUEST_RUNTIME
 
 
+@dataclass(frozen=True, kw_only=True)
+class Checkpoint:
+    """What a token carries: the run it belongs to (checked again on resume) and
+    where it stopped (what the resumed run replays)."""
+
+    source: str
+    manifest_digest: str
+    context: Mapping[str, Any] | None
+    values_digest: str | None = None
+    logical_run_id: str
+    seed: list[int]
+    clock_ms: int
+    elapsed_ms: float
+    ledger: list[LedgerEntry]
+    settle_order: list[int]
+    interrupts: list[PendingInterrupt]
+    guest_runtime: int = GUEST_RUNTIME
+
+
 class ContinuationSigner:
     def __init__(
         self,
@@ -170,40 +189,26 @@ class ContinuationSigner:
         self.audience = audience
         self.max_age_s = max_age_s
 
-    def sign(
-        self,
-        *,
-        source: str,
-        manifest_digest: str,
-        context: Mapping[str, Any] | None,
-        values_digest: str | None = None,
-        logical_run_id: str,
-        seed: list[int],
-        clock_ms: int,
-        elapsed_ms: float,
-        ledger: list[LedgerEntry],
-        settle_order: list[int],
-        interrupts: list[PendingInterrupt],
-        guest_runtime: int = GUEST_RUNTIME,
-    ) -> str:
+    def sign(self, checkpoint: Checkpoint) -> str:
+        c = checkpoint
         now = time.time()
         body = {
             "v": 1,
             # How the run scheduled an awaited host call (replay.GUEST_RUNTIME); a
             # token without it was made when that took three jobs (see verify).
-            "rt": guest_runtime,
+            "rt": c.guest_runtime,
             "aud": self.audience,
-            "ctx": dict(context) if context else None,
+            "ctx": dict(c.context) if c.context else None,
             "iat": round(now, 3),
             "exp": round(now + self.max_age_s, 3),
-            "src": source_digest(source),
-            "man": manifest_digest,
-            "val": values_digest,
-            "run": logical_run_id,
-            "seed": seed,
-            "clock": clock_ms,
-            "elapsed": round(elapsed_ms, 3),
-            "order": settle_order,
+            "src": source_digest(c.source),
+            "man": c.manifest_digest,
+            "val": c.values_digest,
+            "run": c.logical_run_id,
+            "seed": c.seed,
+            "clock": c.clock_ms,
+            "elapsed": round(c.elapsed_ms, 3),
+            "order": c.settle_order,
             "calls": [
                 {
                     "seq": e.seq,
@@ -219,10 +224,10 @@ class ContinuationSigner:
                     "aw": e.args_wire if e.handles else None,
                     "decision": e.decision,
                 }
-                for e in ledger
+                for e in c.ledger
                 if e.ok is not None or e.interruption_id is not None
             ],
-            "pending": [i.id for i in interrupts],
+            "pending": [i.id for i in c.interrupts],
         }
         data = _b64(zlib.compress(_canonical(body), 6))
         mac = hmac.new(self.secret, f"{PREFIX}.{data}".encode(), hashlib.sha256).digest()

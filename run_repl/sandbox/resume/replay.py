@@ -13,7 +13,10 @@ from __future__ import annotations
 import hashlib
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
-from typing import Any
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:  # a type only: replaying needs no pydantic
+    from ..result import Decision
 
 
 def args_digest(wire: str) -> str:
@@ -37,7 +40,7 @@ class LedgerEntry:
     interruption_id: str | None = None
     payload: Any = None  # the interrupt's payload, for whoever decides
     by_policy: bool = False  # the approval policy interrupted it, not the function itself
-    decision: str | None = None
+    decision: Decision | None = None
     handles: dict[int, str] = field(default_factory=dict)  # handles its result made: id -> label
     args_wire: str | None = None  # kept only for a call that made handles: to make them again
 

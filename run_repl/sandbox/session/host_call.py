@@ -15,13 +15,13 @@ import traceback
 from asyncio.tasks import _enter_task, _leave_task  # Python 3.11's eager start (see start_call)
 from collections.abc import Callable, Coroutine, Generator
 from dataclasses import dataclass, field
-from typing import Any, Literal
+from typing import Any
 
 from ..approval import ApprovalPolicy
 from ..context import CancelledFlag, HostFunctionContext, Interrupt
 from ..errors import ApprovalDenied, CodecError, ErrorCode, HostError, HostResultTooLarge
 from ..handles import HandleTable
-from ..result import HostErrorInfo
+from ..result import Decision, HostErrorInfo
 from ..wire import codec
 from ..wire.nesting import MAX_SHOWN_NODES, expands_past
 from .host_functions import HostFunction, check_arguments, js_parameters
@@ -32,7 +32,6 @@ PREVIEW_TEXT_LIMIT = 4 * 1024  # of a call's arguments and result kept for a per
 # it stops waiting while the calls take more than half of it.
 SYNC_WAIT_S = 0.0002
 
-Decision = Literal["approved", "denied", "refused", "pending"]
 # Awaited once per resumed run, before its first live host call; raising stops the run.
 ResumeGuard = Callable[[], Coroutine[Any, Any, None]]
 

@@ -5,7 +5,8 @@ through the host-call runner, or from the record through the replay cursor),
 streams logs and calls to the callbacks, enforces the deadline and
 cancellation by ending the worker, and hands back a `SessionOutcome` for the
 runner to turn into a `RunResult`. Pipe I/O lives in `channel`, replay in
-`replay`, running a host function in `host_call`.
+`replay`, running a host function in `host_call`, the call records in `audit`,
+the order answers go in `answers`; what the run is comes in as one `RunSpec`.
 """
 
 from __future__ import annotations
@@ -13,7 +14,6 @@ from __future__ import annotations
 import asyncio
 import inspect
 import json
-import math
 import secrets
 import signal
 import time
@@ -26,7 +26,7 @@ from ..approval import ApprovalPolicy
 from ..context import CancelledFlag, HostFunctionContext, Resume, bind
 from ..errors import ErrorCode
 from ..handles import HandleTable, split_handle_path
-from ..limits import Limits, near_memory_limit
+from ..limits import near_memory_limit
 from ..process import frames
 from ..process.source import PreparedSource
 from ..result import CallRecord, HostErrorInfo, LogLine
@@ -41,6 +41,8 @@ from ..resume.replay import (
 )
 from ..wire import codec
 from ..wire.nesting import ARGUMENTS_DEPTH
+from .answers import AnswerOrder
+from .audit import CallAudit
 from .channel import WorkerChannel
 from .handle_calls import HandleCalls, HandleProblem
 from .host_call import (
@@ -52,19 +54,9 @@ from .host_call import (
     failed,
     start_call,
 )
-from .host_functions import HostFunction, HostManifest, did_you_mean
+from .host_functions import HostFunction, did_you_mean
 from .pool import WorkerPool, WorkerProcess
-
-
-@dataclass(slots=True)
-class _Unrecorded:
-    """A live call whose audit record is not made yet (see RunSession._record)."""
-
-    shown: str
-    wire: str
-    args: list[Any]
-    started_at_ms: float
-
+from .spec import CallCallback, LogCallback, RunHooks, RunSpec
 
 # How long a cancelled run waits for its cancelled async host calls to end.
 CANCEL_WAIT_S = 0.05
@@ -76,11 +68,17 @@ WORKER_STALLED_HINT = (
     "(a stopped or starved run-repl process, or no processes left)."
 )
 
-LogCallback = Callable[[LogLine], Any]
-CallCallback = Callable[[CallRecord], Any]
 OutcomeKind = Literal["done", "fail", "interrupted"]
 
-__all__ = ["CallCallback", "LogCallback", "ResumeGuard", "RunSession", "SessionOutcome"]
+__all__ = [
+    "CallCallback",
+    "LogCallback",
+    "ResumeGuard",
+    "RunHooks",
+    "RunSession",
+    "RunSpec",
+    "SessionOutcome",
+]
 
 
 @dataclass
@@ -111,44 +109,29 @@ def failure(code: ErrorCode, message: str, **extra: Any) -> SessionOutcome:
 class RunSession:
     def __init__(
         self,
+        spec: RunSpec,
+        hooks: RunHooks,
         *,
-        source: str,
-        manifest: HostManifest,
-        limits: Limits,
         pool: WorkerPool,
-        logical_run_id: str,
-        seed: list[int],
-        clock_ms: int,
-        on_log: LogCallback | None = None,
-        on_call: CallCallback | None = None,
-        cancel: asyncio.Event | None = None,
         replay: ReplayPlan | None = None,
         policy: ApprovalPolicy | None = None,
-        rewrite_log: Callable[[str, PreparedSource], str] | None = None,
         resume_guard: ResumeGuard | None = None,
-        values_wire: str | None = None,
     ) -> None:
-        self.source = source
+        self.spec = spec
+        self.hooks = hooks
         self.prepared: PreparedSource | None = None
-        self.values_wire = values_wire
-        self.manifest = manifest
-        self.limits = limits
+        self.manifest = spec.manifest
+        self.limits = spec.limits
         self.pool = pool
-        self.logical_run_id = logical_run_id
-        self.seed = seed
-        self.clock_ms = clock_ms
-        self.on_log = on_log
-        self.on_call = on_call
-        self.cancel = cancel
         self.policy = policy
-        self.rewrite_log = rewrite_log
         self.resume_guard = resume_guard if replay is not None else None
         self.replay = ReplayCursor(replay)
+        self.answers = AnswerOrder(self.replay, self.guest_clock, lambda: self.running)
         self.logs: list[LogLine] = []
-        self.calls: dict[int, CallRecord] = {}
-        self.unrecorded: dict[int, _Unrecorded] = {}
+        self.audit = CallAudit(
+            self.elapsed_ms, self._emit_call if hooks.on_call is not None else None
+        )
         self.ledger: dict[int, LedgerEntry] = {}
-        self.settle_order: list[int] = []
         self.interrupts: list[PendingInterrupt] = []
         self.tasks: dict[int, asyncio.Task[None]] = {}
         self.cancelled = CancelledFlag()
@@ -168,7 +151,6 @@ class RunSession:
         # What the worker has sent, counted here too: its runtime refuses calls past
         # the limits, but a worker whose QuickJS broke would not (see _past_limits).
         self.calls_received = 0
-        self.answers_sent = 0
         self.argument_bytes = 0
         self.t0 = 0.0
 
@@ -203,7 +185,8 @@ class RunSession:
             self.host_calls,
             lambda: [*self.ledger.values(), *(plan.entries if plan else ())],
         )
-        if self.cancel is not None and self.cancel.is_set():
+        cancel = self.hooks.cancel
+        if cancel is not None and cancel.is_set():
             return self._complete(
                 failure(ErrorCode.RUN_ABORTED, "The run was cancelled before it started.")
             )
@@ -220,11 +203,12 @@ class RunSession:
             on_eof=self._on_eof,
             on_garbled=self._on_garbled,
         )
+        self.answers.channel = self.channel
         self.channel.send(frames.run_frame(self._job()))
         deadline = loop.call_later(self.limits.timeout_ms / 1000, self._on_timeout)
         watcher: asyncio.Task[Any] | None = None
-        if self.cancel is not None:
-            watcher = loop.create_task(self.cancel.wait())
+        if cancel is not None:
+            watcher = loop.create_task(cancel.wait())
             watcher.add_done_callback(self._on_cancel)
         try:
             outcome = await self.final
@@ -248,8 +232,9 @@ class RunSession:
     def _job(self) -> dict[str, Any]:
         limits = self.limits
         plan = self.replay.plan
+        values_wire = self.spec.values_wire
         return {
-            "source": self.source,
+            "source": self.spec.source,
             "memory_bytes": limits.memory_bytes,
             "stack_bytes": limits.stack_bytes,
             "timeout_ms": limits.timeout_ms,
@@ -266,24 +251,20 @@ class RunSession:
                     "maxInFlight": limits.max_host_calls_in_flight,
                     "maxArgumentBytes": limits.max_host_argument_bytes,
                     "maxArgumentBytesPerRun": limits.max_host_argument_bytes_per_run,
-                    "clockMs": self.clock_ms,
-                    "seed": self.seed,
+                    "clockMs": self.spec.clock_ms,
+                    "seed": self.spec.seed,
                     # Replaying a run recorded when an awaited host call took three jobs.
                     "legacyAwait": plan is not None and plan.guest_runtime == THREE_JOB_AWAIT,
-                    "values": [self.values_wire[0], self.values_wire[1:]]
-                    if self.values_wire
-                    else None,
+                    "values": [values_wire[0], values_wire[1:]] if values_wire else None,
                 }
             ),
         }
 
     def _complete(self, outcome: SessionOutcome) -> SessionOutcome:
-        for seq in list(self.unrecorded):
-            self._record(seq)
         outcome.logs = self.logs
-        outcome.calls = [self.calls[k] for k in sorted(self.calls)]
+        outcome.calls = self.audit.ordered()
         outcome.ledger = [self.ledger[k] for k in sorted(self.ledger)]
-        outcome.settle_order = list(self.settle_order)
+        outcome.settle_order = list(self.answers.settle_order)
         outcome.interrupts = list(self.interrupts)
         outcome.duration_ms = self.elapsed_ms()
         outcome.worker_start_ms = self.worker_start_ms
@@ -339,16 +320,11 @@ class RunSession:
     def _abandon_calls(self, why: str) -> None:
         """Calls still running: their outcome is unknown (`settled: false`), never a failure.
         An async one is cancelled; a sync one on its thread runs on, and its end,
-        when it comes, is recorded and reaches on_call (see _finish_record)."""
+        when it comes, is recorded and reaches on_call (see CallAudit.finish)."""
         for seq, task in self.tasks.items():
             if task.done():
                 continue
-            record = self.calls.get(seq)
-            if record is not None and record.ok is None and record.settled is None:
-                record.settled = False
-                record.error_message = f"{why}: whether it took effect is unknown"
-                record.duration_ms = round(self.elapsed_ms() - record.started_at_ms, 3)
-                self._emit_call(record)
+            self.audit.abandon(seq, why)
             if seq not in self.host_calls.on_threads:
                 task.cancel()  # an async host function stops here
 
@@ -383,7 +359,7 @@ class RunSession:
             # starved, or its template stuck). The pool replaces a stuck template.
             if started:
                 message = f"The sandbox process stopped responding: {why}. " + (
-                    "The calls listed did happen." if self.calls else "No host call ran."
+                    "The calls listed did happen." if self.audit.calls else "No host call ran."
                 )
             else:
                 message = f"The sandbox process did not start: {why}. Nothing of the snippet ran."
@@ -433,7 +409,7 @@ class RunSession:
                 if not self._past_limits(seq, path, wire, nbytes):
                     self._on_host_call(seq, path, wire)
             case frames.RefusedCall(seq, path, code, text):
-                self._on_refused(seq, path, code, text)
+                self.audit.refused(seq, path, code, text)
             case frames.LogBatch(lines):
                 self._on_logs(lines)
             case frames.Idle(stats):
@@ -459,7 +435,7 @@ class RunSession:
     def _on_logs(self, lines: list[tuple[int, str]]) -> None:
         at_ms = round(self.elapsed_ms(), 3)
         levels = frames.LOG_LEVELS
-        rewrite, prepared = self.rewrite_log, self.prepared
+        rewrite, prepared = self.hooks.rewrite_log, self.prepared
         for level, text in lines:
             if rewrite is not None and prepared is not None and "<input>:" in text:
                 text = rewrite(text, prepared)
@@ -469,7 +445,7 @@ class RunSession:
                 at_ms=at_ms,
             )
             self.logs.append(line)
-            self._emit(self.on_log, line)
+            self._emit(self.hooks.on_log, line)
 
     def _on_idle(self, stats: dict[str, Any]) -> None:
         """The worker has run out of work. If no host call can still answer it,
@@ -508,9 +484,7 @@ class RunSession:
         )
 
     def _emit_call(self, record: CallRecord) -> None:
-        # Each event gets its own copy: a listener may keep the start and the end.
-        if self.on_call is not None:
-            self._emit(self.on_call, record.model_copy())
+        self._emit(self.hooks.on_call, record)
 
     def _emit(self, callback: Callable[[Any], Any] | None, item: Any) -> None:
         if callback is None:
@@ -524,23 +498,6 @@ class RunSession:
             traceback.print_exc()
 
     # ------------------------------------------------------------ host calls
-    def _on_refused(self, seq: int, path: str, code: str, message: str) -> None:
-        """A call the guest refused before sending it: in the audit, never run."""
-        if seq in self.calls:
-            return
-        record = CallRecord(
-            seq=seq,
-            path=path,
-            args_preview="(…)",
-            started_at_ms=round(self.elapsed_ms(), 3),
-            ok=False,
-            duration_ms=0.0,
-            error_code=code if code in ErrorCode.__members__ else ErrorCode.RUN_EXCEPTION,
-            error_message=message[:PREVIEW_TEXT_LIMIT],
-        )
-        self.calls[seq] = record
-        self._emit_call(record)
-
     def _past_limits(self, seq: int, path: str, wire: str, nbytes: int) -> bool:
         """Whether this call breaks a limit the guest runtime enforces; if so the run
         ends here, nothing of the call runs, and the audit says why. A worker
@@ -550,11 +507,11 @@ class RunSession:
         self.calls_received += 1
         self.argument_bytes += nbytes
         code, why = ErrorCode.RUN_BRIDGE_LIMIT, None
-        if seq in self.ledger or seq in self.calls or seq in self.unrecorded:
+        if seq in self.ledger or seq in self.audit:
             code, why = ErrorCode.RUN_WORKER_CRASHED, f"sent host call #{seq} twice"
         elif self.calls_received > limits.max_host_calls or seq > limits.max_host_calls:
             why = f"sent more than max_host_calls ({limits.max_host_calls:,}) host calls"
-        elif self.calls_received - self.answers_sent > limits.max_host_calls_in_flight:
+        elif self.calls_received - self.answers.sent > limits.max_host_calls_in_flight:
             why = (
                 f"had more than max_host_calls_in_flight ({limits.max_host_calls_in_flight:,}) "
                 "host calls at once"
@@ -573,12 +530,12 @@ class RunSession:
             )
         if why is None:
             return False
-        if seq not in self.calls and seq not in self.unrecorded:
-            record = self._new_record(
+        if seq not in self.audit:
+            record = self.audit.make(
                 seq, path, wire[: PREVIEW_TEXT_LIMIT + 1], None, self.elapsed_ms()
             )
-            self._emit_call(record)
-            self._finish_record(
+            self.audit.emit(record)
+            self.audit.finish(
                 record, ok=False, error_code=code, message=f"not run: the sandbox {why}"
             )
         self._end(
@@ -605,12 +562,12 @@ class RunSession:
             self.ledger[seq] = entry
             self._start_live(fn, on_handle, shown, args, None, entry, wire, self.elapsed_ms())
             return
-        record = self._new_record(seq, shown, wire, args, self.elapsed_ms())
+        record = self.audit.make(seq, shown, wire, args, self.elapsed_ms())
         if old is not None:
             what = self.replay.mismatch(seq, path, entry.args_digest)
             if what is not None:
-                self._emit_call(record)
-                self._finish_record(
+                self.audit.emit(record)
+                self.audit.finish(
                     record,
                     ok=False,
                     error_code=ErrorCode.RUN_REPLAY_MISMATCH,
@@ -630,10 +587,10 @@ class RunSession:
                 # Finished before: answered from the ledger, in its recorded order.
                 record.replayed = True
                 self.ledger[seq] = old
-                self._emit_call(record)
+                self.audit.emit(record)
                 self._answer_recorded(self.replay.ask(old))
                 return
-        self._emit_call(record)
+        self.audit.emit(record)
         self.ledger[seq] = entry
         if fn is None and on_handle is None:
             # The guest's namespaces refuse unknown members before they get here;
@@ -647,7 +604,7 @@ class RunSession:
                 f"{', '.join(did_you_mean(self.manifest.paths, path)) or 'nothing close'}"
             )
             if poll:
-                self._poll_next()
+                self.answers.poll_next()
             return
         if not isinstance(args, list):
             poll = self._finish_live(
@@ -658,7 +615,7 @@ class RunSession:
                 ),
             )
             if poll:
-                self._poll_next()
+                self.answers.poll_next()
             return
         resume = None
         if old is not None and old.interruption_id:
@@ -697,52 +654,29 @@ class RunSession:
     ) -> None:
         """Serve a live call. With `started_at_ms`, it has no record yet: one of
         many gets it now; a lone one when it turns out to run on, or, if it ends
-        in its first step, once its answer has gone (see _record)."""
+        in its first step, once its answer has gone (see CallAudit.ensure)."""
         seq = entry.seq
-        ctx = HostFunctionContext(shown, self.logical_run_id, seq, args, self.cancelled, resume)
+        ctx = HostFunctionContext(
+            shown, self.spec.logical_run_id, seq, args, self.cancelled, resume
+        )
         entry.args_wire = wire  # kept past the call only if its result makes handles
         self.running += 1
         if self.running == 1 and not self.channel_frames_left():
             # A lone call (the guest awaits it): answered in this turn if it can be.
             if started_at_ms is not None:
-                self.unrecorded[seq] = _Unrecorded(shown, wire, args, started_at_ms)
+                self.audit.defer(seq, shown, wire, args, started_at_ms)
             serve = self._serve(fn, on_handle, ctx, entry, lone=True)
             task = start_call(self.loop, serve, bind(ctx))
             if task is None:
                 return  # answered, and recorded after its answer went
             self.tasks[seq] = task
-            self._record(seq)  # running on: on_call hears of it now
+            self.audit.ensure(seq)  # running on: on_call hears of it now
             return
         if started_at_ms is not None:
-            self._emit_call(self._new_record(seq, shown, wire, args, started_at_ms))
+            self.audit.emit(self.audit.make(seq, shown, wire, args, started_at_ms))
         # One of many: their tasks start together, and their answers go together.
         serve = self._serve(fn, on_handle, ctx, entry)
         self.tasks[seq] = self.loop.create_task(serve, context=bind(ctx))
-
-    def _new_record(
-        self, seq: int, shown: str, wire: str, args: Any, started_at_ms: float
-    ) -> CallRecord:
-        """A call's audit record, in the audit from now on."""
-        record = self.calls[seq] = CallRecord(
-            seq=seq,
-            path=shown,
-            args_preview=_args_preview(wire, args),
-            started_at_ms=round(started_at_ms, 3),
-            args_text=wire[1 : PREVIEW_TEXT_LIMIT + 1],
-        )
-        return record
-
-    def _record(self, seq: int) -> CallRecord:
-        """The call's audit record. A live call's is made when it is first needed:
-        when the call turns out to run on (on_call then hears it start), or when
-        it ended in its first step, after its answer went (on_call then hears its
-        start and its end at once). Either way, before anything else happens."""
-        record = self.calls.get(seq)
-        if record is None:
-            facts = self.unrecorded.pop(seq)
-            record = self._new_record(seq, facts.shown, facts.wire, facts.args, facts.started_at_ms)
-            self._emit_call(record)
-        return record
 
     def channel_frames_left(self) -> int:
         return self.channel.frames_left if self.channel is not None else 0
@@ -767,17 +701,17 @@ class RunSession:
                 assert fn is not None
                 outcome = await self.host_calls.run(fn, ctx, self.handles, lone=lone)
             except GuardRefused as refused:
-                self._refused_by_guard(self._record(entry.seq), str(refused))
+                self._refused_by_guard(self.audit.ensure(entry.seq), str(refused))
                 return
             except HandleProblem as problem:
                 poll = self._finish_live(entry, failed(problem.code, problem.message))
                 return
             except asyncio.CancelledError:
-                self._record_cancelled(entry.seq)
+                self.audit.cancelled(entry.seq)
                 raise
             if outcome.interrupted:
                 entry.by_policy = outcome.by_policy or entry.by_policy
-                self._on_interrupt(ctx, self._record(entry.seq), entry, outcome.payload)
+                self._on_interrupt(ctx, self.audit.ensure(entry.seq), entry, outcome.payload)
             else:
                 poll = self._finish_live(entry, outcome)
         finally:
@@ -785,30 +719,14 @@ class RunSession:
             self.running -= 1
             # A finished call leaves the table: its task's context holds its arguments.
             self.tasks.pop(ctx.request_index, None)
-            if entry.seq in self.unrecorded:  # ended some other way: still in the audit
-                self._record(entry.seq)
+            if entry.seq in self.audit.unrecorded:  # ended some other way: still in the audit
+                self.audit.ensure(entry.seq)
             if poll:  # only now: the guest's next call finds this one ended and counted out
-                self._poll_next()
-
-    def _record_cancelled(self, seq: int) -> None:
-        """A live call's task was cancelled (the run was cancelled): it stopped."""
-        record = self.calls.get(seq)
-        if record is None and seq in self.unrecorded:
-            record = self._record(seq)
-        if record is None or record.ok is not None or record.settled is not None:
-            return  # given up on already (its record says so) or ended
-        if record.decision == "pending":
-            return  # waiting for a decision, not running
-        self._finish_record(
-            record,
-            ok=False,
-            error_code=ErrorCode.RUN_ABORTED,
-            message="cancelled with the run (its task got CancelledError)",
-        )
+                self.answers.poll_next()
 
     def _refused_by_guard(self, record: CallRecord, why: str) -> None:
         if record.ok is None:
-            self._finish_record(
+            self.audit.finish(
                 record,
                 ok=False,
                 error_code=ErrorCode.RUN_CONTINUATION_INVALID,
@@ -820,9 +738,9 @@ class RunSession:
         """A live call ended: keep it in the ledger, answer the guest, record it.
         The answer goes before the audit's record is written (or made): the guest
         works on it meanwhile (both happen before anything else can). True if the
-        caller should then poll for the guest's next message (`_poll_next`)."""
+        caller should then poll for the guest's next message (`AnswerOrder.poll_next`)."""
         seq = entry.seq
-        made = self.calls.get(seq)
+        made = self.audit.get(seq)
         decision = outcome.decision or (made.decision if made is not None else None)
         if outcome.host_error is not None:
             self.host_errors[seq] = outcome.host_error
@@ -832,12 +750,12 @@ class RunSession:
         entry.ok = outcome.ok
         entry.wire = outcome.wire
         entry.decision = decision
-        poll = self._answer(Answer(seq, outcome.ok, outcome.wire[0], outcome.wire[1:], entry))
-        record = self._record(seq)
+        poll = self.answers.live(Answer(seq, outcome.ok, outcome.wire[0], outcome.wire[1:], entry))
+        record = self.audit.ensure(seq)
         if record.decision != decision:
             record.decision = decision
         record.traceback = outcome.traceback
-        self._finish_record(
+        self.audit.finish(
             record,
             ok=outcome.ok,
             error_code=outcome.error_code,
@@ -861,7 +779,7 @@ class RunSession:
         self.interrupts.append(
             PendingInterrupt(interruption_id, ctx.request_index, ctx.path, ctx.args, payload)
         )
-        self._emit_call(record)
+        self.audit.emit(record)
         self._tell_interrupted(ctx.request_index)
 
     def _tell_interrupted(self, seq: int) -> None:
@@ -869,116 +787,15 @@ class RunSession:
         if self.channel is not None:
             self.channel.send(frames.interrupted_frame(seq))
 
-    def _finish_record(
-        self,
-        record: CallRecord,
-        *,
-        ok: bool,
-        error_code: ErrorCode | str | None = None,
-        message: str | None = None,
-        started: float | None = None,
-        result_text: str | None = None,
-    ) -> None:
-        if record.settled is False:
-            # The run gave up on this call, and now it has ended: the audit (and
-            # on_call, even after the run returned) says how.
-            record.settled = True
-            record.error_message = None
-        record.ok = ok
-        if started is not None:
-            record.duration_ms = round((time.perf_counter() - started) * 1000, 3)
-        else:
-            record.duration_ms = round(self.elapsed_ms() - record.started_at_ms, 3)
-        if error_code is not None:
-            record.error_code = error_code
-        if message is not None and not ok:
-            record.error_message = message
-        if result_text is not None:
-            record.result_text = result_text
-        self._emit_call(record)
-
     # ------------------------------------------------------------ answers
     def _answer_recorded(self, entries: list[LedgerEntry]) -> None:
         poll = False
         for entry in entries:
-            record = self.calls[entry.seq]
-            wire = entry.wire or "Jnull"
-            record.ok = bool(entry.ok)
-            record.duration_ms = 0.0
-            record.replayed = True
-            record.decision = entry.decision  # type: ignore[assignment]  # the ledger keeps it as a str
-            record.result_text = wire[1 : PREVIEW_TEXT_LIMIT + 1]
-            if not entry.ok:
-                record.error_code = _wire_code(entry.wire)
-            self._emit_call(record)
-            self.settle_order.append(entry.seq)
-            answer = Answer(entry.seq, bool(entry.ok), wire[0], wire[1:])
-            poll = self._send_answer(answer, entry.elapsed_ms) or poll
-        if self.replay.done:
-            for held in self.replay.release_held():
-                poll = self._answer(held) or poll
+            self.audit.replayed(entry)
+            poll = self.answers.recorded(entry) or poll
+        poll = self.answers.release() or poll
         if poll:
-            self._poll_next()
-
-    def _answer(self, answer: Answer) -> bool:
-        """Send a live call's answer. While a replay still has recorded answers to
-        give, live answers wait, so the guest sees the same order. True as for
-        `_send_answer`."""
-        if self.replay.hold(answer):
-            return False
-        # Whole milliseconds, kept in the ledger exactly as sent: a replay gives the
-        # guest this same number, so `Date.now()` after this call reads the same in
-        # every round (a fraction would not survive the token's rounding).
-        clock = float(math.floor(self.guest_clock()))
-        if answer.entry is not None:
-            answer.entry.elapsed_ms = clock
-            self.settle_order.append(answer.seq)
-        return self._send_answer(answer, clock)
-
-    def _send_answer(self, answer: Answer, clock: float) -> bool:
-        """Send an answer; True if the guest waits on it alone, so the caller should
-        poll for its next message once done with this call (`_poll_next`)."""
-        channel = self.channel
-        if channel is None or not channel.is_open:
-            return False
-        data = frames.settle_frame(answer.seq, answer.ok, answer.mode, answer.body, clock)
-        self.answers_sent += 1
-        lone = self.running <= 1
-        if lone and not channel.frames_left:
-            # The guest waits on this answer alone: it goes now (after any waiting
-            # to go), while the rest of this turn's bookkeeping is done.
-            channel.send(data)
-            channel.send_waiting()
-        else:
-            channel.send_soon(data)  # other answers are coming in this turn: send them together
-        return lone and not self.replay.waiting
-
-    def _poll_next(self) -> None:
-        """Poll briefly for the guest's next message instead of waiting for the loop
-        to wake (after a lone answer, once its call's bookkeeping is done)."""
-        channel = self.channel
-        if channel is not None and channel.is_open:
-            channel.spin()
-
-
-def _args_preview(wire: str, args: Any, limit: int = 160) -> str:
-    if not isinstance(args, list):
-        return "(…)"
-    if wire.startswith("J["):
-        # Plain JSON arguments read well as they are: ("c1",2)
-        text = "(" + wire[2:-1] + ")"
-        return text if len(text) <= limit else text[: limit - 2] + "…)"
-    return codec.args_preview(args, limit)
-
-
-def _wire_code(wire: str | None) -> str | None:
-    if not wire:
-        return None
-    try:
-        value = codec.decode(wire)
-    except Exception:
-        return None
-    return value.get("code") if isinstance(value, dict) else None
+            self.answers.poll_next()
 
 
 async def _swallow(awaitable: Awaitable[Any]) -> None:

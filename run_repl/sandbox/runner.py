@@ -16,7 +16,7 @@ import secrets
 import threading
 import time
 from collections.abc import Callable, Iterable, Mapping
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Any, Protocol, runtime_checkable
 
 from .approval import ApprovalPolicy, check_policy
@@ -150,7 +150,7 @@ class Runner:
             limits=limits,
             continuation=continuation,
             resolutions=resolutions,
-            hooks=RunHooks(on_log, on_call, cancel, rewrite_positions),
+            hooks=RunHooks(on_log, on_call, cancel),
             context=context,
             resume_guard=resume_guard,
             approvals=check_policy(approvals) if approvals else None,
@@ -214,9 +214,11 @@ class Runner:
         spec = RunSpec(
             request.source, manifest, limits, logical_run_id, seed, clock_ms, values_wire
         )
+        # Log lines name positions as the user wrote them, not as the worker ran them.
+        hooks = replace(request.hooks, rewrite_log=rewrite_positions)
         session = RunSession(
             spec,
-            request.hooks,
+            hooks,
             pool=self.pool,
             replay=replay,
             policy=self._policy(manifest, request.approvals),

@@ -566,71 +566,23 @@ class RunSession:
         if old is not None:
             what = self.replay.mismatch(seq, path, entry.args_digest)
             if what is not None:
-                self.audit.emit(record)
-                self.audit.finish(
-                    record,
-                    ok=False,
-                    error_code=ErrorCode.RUN_REPLAY_MISMATCH,
-                    message=f"replay expected {old.path}() here",
-                )
-                self._end_worker()
-                self._resolve(
-                    failure(
-                        ErrorCode.RUN_REPLAY_MISMATCH,
-                        f"On replay, call #{seq} was {path}() with {what} than the recorded "
-                        f"{old.path}(): the snippet did not repeat what it did before.",
-                        path=path,
-                    )
-                )
+                self._replay_mismatch(record, path, old, what)
                 return
             if old.settled:
-                # Finished before: answered from the ledger, in its recorded order.
-                record.replayed = True
-                self.ledger[seq] = old
-                self.audit.emit(record)
-                self._answer_recorded(self.replay.ask(old))
+                self._replay_settled(record, old)
                 return
         self.audit.emit(record)
         self.ledger[seq] = entry
         if fn is None and on_handle is None:
-            # The guest's namespaces refuse unknown members before they get here;
-            # this is a worker that does not follow the protocol.
-            poll = self._finish_live(
-                entry,
-                failed(ErrorCode.RUN_UNKNOWN_MEMBER, f"The host has no {path}."),
-            )
-            record.error_message = (
-                "unknown path; did you mean "
-                f"{', '.join(did_you_mean(self.manifest.paths, path)) or 'nothing close'}"
-            )
-            if poll:
-                self.answers.poll_next()
+            self._unknown_path(record, entry, path)
             return
         if not isinstance(args, list):
-            poll = self._finish_live(
-                entry,
-                failed(
-                    ErrorCode.RUN_ARGUMENT_NOT_CLONEABLE,
-                    f"The arguments to {path}() could not be read.",
-                ),
-            )
-            if poll:
-                self.answers.poll_next()
+            self._unreadable_arguments(entry, path)
             return
         resume = None
         if old is not None and old.interruption_id:
-            entry.interruption_id = old.interruption_id
-            record.interruption_id = old.interruption_id
-            has, value = self.replay.resolution(old.interruption_id)
-            entry.payload = old.payload
-            entry.by_policy = old.by_policy
-            if has:
-                resume = Resume(old.interruption_id, old.payload, value, old.by_policy)
-                record.decision = "pending"
-                plan = self.replay.plan
-                if plan is not None and plan.issued_at is not None:
-                    record.wait_ms = round(max(0.0, time.time() - plan.issued_at) * 1000, 1)
-            else:
+            resume = self._resumed(record, entry, old)
+            if resume is None:
                 # Still undecided: the call is interrupted again, with the same id.
                 self.interrupts.append(
                     PendingInterrupt(old.interruption_id, seq, shown, args, old.payload)
@@ -640,6 +592,74 @@ class RunSession:
                 self._tell_interrupted(seq)
                 return
         self._start_live(fn, on_handle, shown, args, resume, entry, wire)
+
+    def _replay_mismatch(self, record: CallRecord, path: str, old: LedgerEntry, what: str) -> None:
+        """On replay, the guest made another call than the record has here: the run ends."""
+        self.audit.emit(record)
+        self.audit.finish(
+            record,
+            ok=False,
+            error_code=ErrorCode.RUN_REPLAY_MISMATCH,
+            message=f"replay expected {old.path}() here",
+        )
+        self._end_worker()
+        self._resolve(
+            failure(
+                ErrorCode.RUN_REPLAY_MISMATCH,
+                f"On replay, call #{record.seq} was {path}() with {what} than the recorded "
+                f"{old.path}(): the snippet did not repeat what it did before.",
+                path=path,
+            )
+        )
+
+    def _replay_settled(self, record: CallRecord, old: LedgerEntry) -> None:
+        """Finished before: answered from the ledger, in its recorded order."""
+        record.replayed = True
+        self.ledger[old.seq] = old
+        self.audit.emit(record)
+        self._answer_recorded(self.replay.ask(old))
+
+    def _unknown_path(self, record: CallRecord, entry: LedgerEntry, path: str) -> None:
+        # The guest's namespaces refuse unknown members before they get here;
+        # this is a worker that does not follow the protocol.
+        poll = self._finish_live(
+            entry,
+            failed(ErrorCode.RUN_UNKNOWN_MEMBER, f"The host has no {path}."),
+        )
+        record.error_message = (
+            "unknown path; did you mean "
+            f"{', '.join(did_you_mean(self.manifest.paths, path)) or 'nothing close'}"
+        )
+        if poll:
+            self.answers.poll_next()
+
+    def _unreadable_arguments(self, entry: LedgerEntry, path: str) -> None:
+        poll = self._finish_live(
+            entry,
+            failed(
+                ErrorCode.RUN_ARGUMENT_NOT_CLONEABLE,
+                f"The arguments to {path}() could not be read.",
+            ),
+        )
+        if poll:
+            self.answers.poll_next()
+
+    def _resumed(self, record: CallRecord, entry: LedgerEntry, old: LedgerEntry) -> Resume | None:
+        """A call that was interrupted before, on a resumed run: its decision as the
+        function's `Resume`, or None if the resume does not answer it yet."""
+        assert old.interruption_id is not None
+        entry.interruption_id = old.interruption_id
+        record.interruption_id = old.interruption_id
+        has, value = self.replay.resolution(old.interruption_id)
+        entry.payload = old.payload
+        entry.by_policy = old.by_policy
+        if not has:
+            return None
+        record.decision = "pending"
+        plan = self.replay.plan
+        if plan is not None and plan.issued_at is not None:
+            record.wait_ms = round(max(0.0, time.time() - plan.issued_at) * 1000, 1)
+        return Resume(old.interruption_id, old.payload, value, old.by_policy)
 
     def _start_live(
         self,

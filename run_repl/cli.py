@@ -398,7 +398,7 @@ def _expand(args: argparse.Namespace, output: Output) -> int:
 
 def _approvals(args: argparse.Namespace, output: Output) -> int:
     from .store import ApprovalConflict, StoreError
-    from .store.approval_flow import describe_state, recover
+    from .store.approvals.flow import describe_state, recover
 
     with _workspace(args, output) as ws:
         if not _stored_only(ws, output, "approvals"):

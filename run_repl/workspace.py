@@ -34,7 +34,7 @@ from .sandbox.result import CallRecord, RunResult
 from .sandbox.runner import Runner, create_runner
 from .sqlite_files import SIDE_FILES
 from .store import STORE_FILE, MemoryStore, Store, open_store
-from .store.approval_flow import decide, record_run, save_interrupted
+from .store.approvals.flow import decide, record_run, save_interrupted
 
 
 class WorkspaceError(Exception):

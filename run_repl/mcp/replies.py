@@ -23,7 +23,7 @@ from ..sandbox.errors import ErrorCode
 from ..sandbox.result import NextAction, RunErrorInfo, RunResult
 from ..sandbox.result_store import Page
 from ..store import PendingApproval
-from ..store.approval_flow import describe_state
+from ..store.approvals.flow import describe_state
 from . import tool_models as models
 from .approval_wait import Standing, call_text
 from .tool_errors import ToolError

@@ -8,7 +8,7 @@ PostgreSQL server when given its URL, else memory.
 A store that cannot be used never stops the program: it runs in memory and
 says so once (and a front end then says approvals are NOT saved). The protocols (`ValueStore`, `RunHistory`, `ApprovalStore`,
 `ContinuationStore`, and `Store`, all four) are in `protocols.py`; the way
-from an interrupted run to its resume is `approval_flow.py`.
+from an interrupted run to its resume is `approvals/flow.py`.
 """
 
 from __future__ import annotations
@@ -17,9 +17,10 @@ import os
 from pathlib import Path
 
 from ..paths import data_dir
-from .approval_policy import Deciders
+from .approvals.policy import Deciders
+from .backends.memory import MemoryStore
+from .backends.sqlite import SqliteStore
 from .budgets import DEFAULT_MAX_AGE_S, DEFAULT_MAX_BYTES
-from .memory_store import MemoryStore
 from .protocols import ApprovalStore, ContinuationStore, RunHistory, Store, ValueStore
 from .records import (
     Applied,
@@ -33,7 +34,6 @@ from .records import (
     RunKey,
     RunRecord,
 )
-from .sqlite_store import SqliteStore
 from .store_error import StoreError
 from .store_url import DEFAULT_SCHEMA, StoreUrlError, check_url, mask
 
@@ -56,7 +56,7 @@ def open_server_store(
     except StoreUrlError as exc:
         raise StoreError(str(exc), "unusable") from None
     try:
-        from .postgres_store import PostgresStore
+        from .backends.postgres import PostgresStore
     except ImportError as exc:
         raise StoreError(
             f"The team store at {mask(url)} needs PostgreSQL support, which is not installed "

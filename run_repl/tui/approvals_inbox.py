@@ -27,7 +27,7 @@ from ..present.approvals import approve_command
 from ..present.styled import Line, line, styled
 from ..sandbox.result import RunResult
 from ..store import ApprovalConflict, PendingApproval, StoreError
-from ..store.approval_flow import (
+from ..store.approvals.flow import (
     describe_state,
     open_approvals,
     recover,

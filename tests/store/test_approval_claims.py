@@ -18,7 +18,7 @@ from run_repl.store import (
     Queued,
     Store,
 )
-from run_repl.store.approval_flow import describe_state
+from run_repl.store.approvals.flow import describe_state
 from run_repl.store.records import CallFacts, ResumeReport
 
 

@@ -17,7 +17,7 @@ from run_repl.sandbox.guest_errors import plain_error
 from run_repl.sandbox.result import RunResult
 from run_repl.sandbox.runner import Runner
 from run_repl.store import ApprovalConflict, Queued, Store
-from run_repl.store.approval_flow import CLAIM_GRACE_S, claim_ttl, decide, resolve, store_runner
+from run_repl.store.approvals.flow import CLAIM_GRACE_S, claim_ttl, decide, resolve, store_runner
 
 SECRET = "s" * 40
 # How long a transfer is held at most: a test holds one while it acts (or another approver

@@ -26,7 +26,7 @@ from run_repl.store import (
     Store,
     open_store,
 )
-from run_repl.store.sqlite_store import SCHEMA_VERSION
+from run_repl.store.backends.sqlite import SCHEMA_VERSION
 
 
 def items_of(n: int, ref: str = "res_aaaaaaaaaaaaaaaa", pad: str = "") -> StoredItems:

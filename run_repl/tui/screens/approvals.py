@@ -43,7 +43,7 @@ from ...present.results import calls_made_lines
 from ...present.rich_render import lines_to_text, to_text
 from ...present.styled import Line, line, styled
 from ...store import PendingApproval, RunRecord
-from ...store.approval_flow import describe_state
+from ...store.approvals.flow import describe_state
 from ..approvals_inbox import ApprovalsInbox, InboxRow
 from ..components import approval_prompt
 from ..guest_text import safe_text

@@ -21,17 +21,17 @@ from contextlib import contextmanager
 from pathlib import Path
 from typing import Any, TypeVar
 
-from ..sandbox.result_store import StoredItems
-from ..sqlite_files import (
+from ...sandbox.result_store import StoredItems
+from ...sqlite_files import (
     ensure_private_file,
     is_busy,
     is_damaged,
     make_private_dir,
     transaction,
 )
-from .approval_claims import ApprovalClaims
-from .approval_watch import PollingWatch
-from .budgets import (
+from ..approvals.claims import ApprovalClaims
+from ..approvals.watch import PollingWatch
+from ..budgets import (
     DEFAULT_ENVELOPE_BYTES,
     DEFAULT_HISTORY_BYTES,
     DEFAULT_MAX_AGE_S,
@@ -42,8 +42,8 @@ from .budgets import (
     low_water,
     over_budget,
 )
-from .json_budget import dumps, fit_envelope
-from .records import (
+from ..json_budget import dumps, fit_envelope
+from ..records import (
     FINAL_STATUSES,
     PendingApproval,
     RunKey,
@@ -52,7 +52,7 @@ from .records import (
     contains_pattern,
     continuation_batch,
 )
-from .store_error import StoreError
+from ..store_error import StoreError
 
 T = TypeVar("T")
 
@@ -773,7 +773,7 @@ class SqliteStore(ApprovalClaims):
 
     def wait_approvals_change(self, since: int, timeout_s: float) -> int:
         """Block until the approvals' version passes `since` (any process's change, read
-        every `approval_watch.POLL_S` by one thread for all waiters) or `timeout_s`
+        every `approvals.watch.POLL_S` by one thread for all waiters) or `timeout_s`
         passes; the version (`since` on a timeout)."""
         self._conn()  # closed: StoreError
         return self._watch.wait(since, timeout_s)

@@ -34,15 +34,12 @@ from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from typing import Any, TypeVar
 
-from ..sandbox.limits import Limits
-from ..sandbox.result import RunResult
-from ..sandbox.runner import Runner, create_runner
-from .approval_claims import stuck_message
-from .approval_policy import Deciders
-from .approval_watch import POLL_S as WATCH_POLL_S
-from .json_budget import json_data
-from .protocols import Store
-from .records import (
+from ...sandbox.limits import Limits
+from ...sandbox.result import RunResult
+from ...sandbox.runner import Runner, create_runner
+from ..json_budget import json_data
+from ..protocols import Store
+from ..records import (
     Applied,
     ApprovalConflict,
     ApprovalRefused,
@@ -54,7 +51,10 @@ from .records import (
     ResumeReport,
     RunRecord,
 )
-from .store_error import StoreError
+from ..store_error import StoreError
+from .claims import stuck_message
+from .policy import Deciders
+from .watch import POLL_S as WATCH_POLL_S
 
 T = TypeVar("T")
 
@@ -357,7 +357,7 @@ async def resolve(
     `approver`: the name the audit keeps (default: RUN_REPL_APPROVER, else the OS
     user); `via`: the channel the decision came through (an MCP client), kept in the
     audit beside the name (`decided_via`) while the policy judges the name; `deciders`: who may
-    decide which namespace's approvals (see approval_policy). Raises ApprovalRefused
+    decide which namespace's approvals (see approvals/policy.py). Raises ApprovalRefused
     (an ApprovalConflict) if the policy names other people, ApprovalConflict if one
     was already decided by someone else (ApprovalStuck if its run's resume never
     finished), KeyError for an unknown id, ValueError if they belong to different
@@ -537,7 +537,7 @@ async def wait_for_approvals_change(store: Any, since: int, timeout_s: float) ->
     A store that tells of changes (`watch_approvals`: PostgreSQL's LISTEN, SQLite's one
     thread that reads for all its waiters) wakes the waiter when it sees one, and a
     waiting coroutine holds no thread, so any number of inboxes and MCP calls can wait
-    at once; others (memory) are asked every `approval_watch.POLL_S`. A failed read raises
+    at once; others (memory) are asked every `watch.POLL_S`. A failed read raises
     StoreError."""
     watch = getattr(store, "watch_approvals", None)
     if watch is not None:

@@ -44,9 +44,9 @@ from psycopg import sql
 from psycopg.rows import dict_row
 from psycopg_pool import ConnectionPool, PoolTimeout
 
-from ..sandbox.result_store import StoredItems
-from .approval_claims import ApprovalClaims, ApprovalRows
-from .budgets import (
+from ...sandbox.result_store import StoredItems
+from ..approvals.claims import ApprovalClaims, ApprovalRows
+from ..budgets import (
     DEFAULT_ENVELOPE_BYTES,
     DEFAULT_HISTORY_BYTES,
     DEFAULT_MAX_AGE_S,
@@ -57,7 +57,20 @@ from .budgets import (
     low_water,
     over_budget,
 )
-from .json_budget import dumps, fit_envelope
+from ..json_budget import dumps, fit_envelope
+from ..records import (
+    FINAL_STATUSES,
+    Applied,
+    Claim,
+    PendingApproval,
+    Queued,
+    RunKey,
+    RunRecord,
+    as_read,
+    contains_pattern,
+)
+from ..store_error import StoreError
+from ..store_url import check_url, mask, scrub
 from .postgres_listener import ApprovalListener
 from .postgres_schema import (
     CHANGE_SHARDS,
@@ -71,19 +84,6 @@ from .postgres_schema import (
     newer_schema,
     stored_version,
 )
-from .records import (
-    FINAL_STATUSES,
-    Applied,
-    Claim,
-    PendingApproval,
-    Queued,
-    RunKey,
-    RunRecord,
-    as_read,
-    contains_pattern,
-)
-from .store_error import StoreError
-from .store_url import check_url, mask, scrub
 
 T = TypeVar("T")
 

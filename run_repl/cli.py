@@ -397,8 +397,9 @@ def _expand(args: argparse.Namespace, output: Output) -> int:
 
 
 def _approvals(args: argparse.Namespace, output: Output) -> int:
+    from .present.approvals import describe_state
     from .store import ApprovalConflict, StoreError
-    from .store.approvals.flow import describe_state, recover
+    from .store.approvals.flow import recover
 
     with _workspace(args, output) as ws:
         if not _stored_only(ws, output, "approvals"):

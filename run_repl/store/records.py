@@ -185,6 +185,16 @@ def as_read(approval: PendingApproval, now: float | None = None) -> PendingAppro
     return approval
 
 
+def approval_message(payload: Any, path: str) -> str:
+    """What a person is asked (`PendingApproval.message`): the host's message, else a
+    plain one naming the call. The one wording of it: the store keeps it, every front
+    end shows it (re-exported by `present.approvals`)."""
+    if isinstance(payload, dict) and isinstance(payload.get("message"), str) and payload["message"]:
+        message: str = payload["message"]
+        return message
+    return f"{path} is waiting for a decision"
+
+
 class RunKey(BaseModel):
     """An idempotency key of the `run` tool: the first call with it reserves it
     (`holder`), and names its run once the run is kept (`run_id`); a retry with
@@ -297,6 +307,7 @@ __all__ = [
     "ResumeReport",
     "RunKey",
     "RunRecord",
+    "approval_message",
     "as_decision",
     "as_read",
     "continuation_batch",

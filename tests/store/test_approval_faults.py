@@ -19,11 +19,11 @@ from typing import Any
 import pytest
 from store_kinds import CHILD_PRELUDE, execute, open_spec
 
+from run_repl.present.approvals import describe_state
 from run_repl.sandbox.runner import Runner
 from run_repl.store import ApprovalConflict, ApprovalStuck, SqliteStore, Store, StoreError
 from run_repl.store.approvals.flow import (
     decide,
-    describe_state,
     recover,
     save_interrupted,
     store_runner,

@@ -45,14 +45,17 @@ from .present import (
 from .present.exit_codes import exit_codes_help
 from .present.rich_render import TerminalWriter
 from .present.shell import Output, SourceError, read_source, source_too_large, write_run
+from .sandbox.errors import RunReplError
 from .store.store_error import StoreError
 
 MAX_OFFSET = (1 << 63) - 1  # SQLite's largest integer
 MAX_HISTORY = 10_000
 
 
-class UsageError(Exception):
+class UsageError(RunReplError):
     """Bad usage, said in one line; exit status 2."""
+
+    code = "USAGE"
 
 
 class _Parser(argparse.ArgumentParser):

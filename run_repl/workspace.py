@@ -29,6 +29,7 @@ from .host.loader import HostLoadError, LoadedHost, load_host
 from .paths import NotPrivate, check_private_dir, check_private_file, data_dir
 from .present.approvals import SessionApprovals, approve_command, default_data_dir_flag
 from .sandbox.continuation import SECRET_FILE, SecretTooShort, as_secret, load_or_create_secret
+from .sandbox.errors import RunReplError
 from .sandbox.limits import MIB
 from .sandbox.result import CallRecord, RunResult
 from .sandbox.runner import Runner, create_runner
@@ -37,8 +38,10 @@ from .store import STORE_FILE, MemoryStore, Store, open_store
 from .store.approvals.flow import decide, record_run, save_interrupted
 
 
-class WorkspaceError(Exception):
+class WorkspaceError(RunReplError):
     """The workspace cannot open (its data directory or secret); the message is one line."""
+
+    code = "WORKSPACE_UNUSABLE"
 
 
 @dataclass

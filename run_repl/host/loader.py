@@ -20,13 +20,16 @@ from pathlib import Path
 from typing import Any
 
 from ..paths import data_dir
+from ..sandbox.errors import RunReplError
 from ..sandbox.host_functions import HostFunctionsError, HostManifest, build_manifest, js_parameters
 
 DEMO = "demo"
 
 
-class HostLoadError(Exception):
+class HostLoadError(RunReplError):
     """The --host spec could not be loaded; the message says why, in one line."""
+
+    code = "HOST_LOAD_FAILED"
 
 
 @dataclass

@@ -21,6 +21,8 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, Field, model_validator
 
+from ..sandbox.errors import RunReplError
+
 ApprovalStatus = Literal[
     "pending",
     "claimed",
@@ -271,12 +273,16 @@ class ResumeReport(BaseModel):
     next_approvals: list[PendingApproval] = Field(default_factory=list)
 
 
-class ApprovalConflict(RuntimeError):
+class ApprovalConflict(RunReplError, RuntimeError):
     """The approval was already decided (or is being resumed) by someone else."""
+
+    code = "APPROVAL_CONFLICT"
 
 
 class ApprovalStuck(ApprovalConflict):
     """A resume of this approval's run started and never finished: `recover` it."""
+
+    code = "APPROVAL_STUCK"
 
 
 class ApprovalRefused(ApprovalConflict):
@@ -284,9 +290,13 @@ class ApprovalRefused(ApprovalConflict):
     decide it (nothing was recorded). An ApprovalConflict, so every front end that
     reports a conflict reports this too."""
 
+    code = "APPROVAL_REFUSED"
 
-class ClaimLost(RuntimeError):
+
+class ClaimLost(RunReplError, RuntimeError):
     """The claim this resume holds expired and was taken, or the approvals were recovered."""
+
+    code = "APPROVAL_CLAIM_LOST"
 
 
 __all__ = [

@@ -165,7 +165,7 @@ def test_a_server_down_at_start_is_said_and_nothing_pretends_to_be_saved(
         assert password_of(url) not in done.out + done.err
         for command in (("approvals", "list"), ("history",)):
             refused = team(*command)
-            assert refused.code == 1 and "could not be opened" in refused.err, command
+            assert refused.code == 6 and "could not be opened" in refused.err, command  # STORE
             assert "no pending approvals" not in refused.err
 
 

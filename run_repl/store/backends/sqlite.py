@@ -275,6 +275,7 @@ def migrate(db: sqlite3.Connection, target: int = SCHEMA_VERSION) -> int:
     whose number was lost counts as what its tables show, and the number is written."""
     with transaction(db, durable=True):
         version: int = db.execute("PRAGMA user_version").fetchone()[0]
+        recorded = version
         legacy = db.execute(
             "SELECT name FROM sqlite_master WHERE type = 'table' AND name = 'meta'"
         ).fetchone()
@@ -292,7 +293,8 @@ def migrate(db: sqlite3.Connection, target: int = SCHEMA_VERSION) -> int:
         for step in range(version + 1, target + 1):
             MIGRATIONS[step](db)
             version = step
-        db.execute(f"PRAGMA user_version = {int(version)}")
+        if version != recorded:  # an open that changes nothing writes nothing
+            db.execute(f"PRAGMA user_version = {int(version)}")
     return start
 
 
@@ -378,7 +380,7 @@ class SqliteStore(ApprovalClaims):
                 check_same_thread=False,
             )
             self._db.row_factory = sqlite3.Row
-            self._db.execute(f"PRAGMA busy_timeout = {BUSY_TIMEOUT_S * 1000}")
+            self._db.execute(f"PRAGMA busy_timeout = {int(BUSY_TIMEOUT_S * 1000)}")
             self._db.execute("PRAGMA journal_mode = WAL")
             self._db.execute("PRAGMA synchronous = NORMAL")
             migrate(self._db)

@@ -31,7 +31,7 @@ from pathlib import Path
 
 from run_repl import requires_approval
 from run_repl.store import SqliteStore
-from run_repl.store.approval_flow import resolve, save_interrupted, store_runner
+from run_repl.store.approvals.flow import resolve, save_interrupted, store_runner
 
 SECRET = "b" * 40
 SOURCE = """

@@ -36,7 +36,7 @@ HERE = Path(__file__).resolve().parent
 sys.path.insert(0, str(HERE.parent / "tests" / "store"))
 
 from run_repl import Limits, create_runner  # noqa: E402
-from run_repl.store.postgres_store import PostgresStore  # noqa: E402
+from run_repl.store.backends.postgres import PostgresStore  # noqa: E402
 from run_repl.store.records import PendingApproval  # noqa: E402
 
 
@@ -107,7 +107,7 @@ async def big_value(url: str, items: int, rounds: int) -> None:
 
 DECIDER = """
 import json, os, random, sys, time
-from run_repl.store.postgres_store import PostgresStore
+from run_repl.store.backends.postgres import PostgresStore
 from run_repl.store.records import CallFacts, Claim, ResumeReport, ApprovalConflict
 store = PostgresStore(os.environ["BENCH_URL"], schema=sys.argv[1])
 ids = json.loads(sys.argv[2]); start = float(sys.argv[3]); me = sys.argv[4]
@@ -181,8 +181,8 @@ def claims(url: str, approvals: int, deciders: int) -> None:
 
 INBOX = """
 import asyncio, json, os, sys, time
-from run_repl.store.postgres_store import PostgresStore
-from run_repl.store.approval_flow import wait_for_approvals_change
+from run_repl.store.backends.postgres import PostgresStore
+from run_repl.store.approvals.flow import wait_for_approvals_change
 store = PostgresStore(os.environ["BENCH_URL"], schema=sys.argv[1])
 want = int(sys.argv[2])
 

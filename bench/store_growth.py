@@ -135,7 +135,7 @@ def main() -> None:
     import psycopg
     from psycopg import sql
 
-    from run_repl.store.postgres_store import PostgresStore
+    from run_repl.store.backends.postgres import PostgresStore
 
     schema = f"bench_growth_{secrets.token_hex(4)}"
     pg_store = PostgresStore(url, schema=schema)

@@ -22,7 +22,6 @@ import argparse
 import asyncio
 import difflib
 import os
-import sqlite3
 import sys
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
@@ -45,14 +44,17 @@ from .present import (
 from .present.exit_codes import exit_codes_help
 from .present.rich_render import TerminalWriter
 from .present.shell import Output, SourceError, read_source, source_too_large, write_run
+from .sandbox.errors import RunReplError
 from .store.store_error import StoreError
 
 MAX_OFFSET = (1 << 63) - 1  # SQLite's largest integer
 MAX_HISTORY = 10_000
 
 
-class UsageError(Exception):
+class UsageError(RunReplError):
     """Bad usage, said in one line; exit status 2."""
+
+    code = "USAGE"
 
 
 class _Parser(argparse.ArgumentParser):
@@ -289,7 +291,9 @@ def _mcp_arguments(p: argparse.ArgumentParser) -> None:
 
 
 # ---------------------------------------------------------------- opening a workspace
-def _workspace(args: argparse.Namespace, output: Output) -> Any:
+def _workspace(args: argparse.Namespace, output: Output, *, needs_store: bool = False) -> Any:
+    """The workspace of a command. `needs_store`: the command only reads or decides what
+    is stored, so a store that could not be opened is its one line (`_stored_only`)."""
     from pydantic import ValidationError
 
     from .host.loader import HostLoadError
@@ -309,7 +313,8 @@ def _workspace(args: argparse.Namespace, output: Output) -> Any:
     except ValidationError as exc:
         raise UsageError(f"run-repl: bad limit {first_error(exc)}") from None
     output.seen_warnings = 0
-    output.warnings(ws.warnings)
+    unsaid = ws.store_warning if needs_store else None  # `_stored_only` says it, in one line
+    output.warnings([w for w in ws.warnings if w != unsaid])
     return ws
 
 
@@ -318,11 +323,12 @@ def _stored_only(ws: Any, output: Output, what: str) -> bool:
     store could not be opened and this process runs on an empty one in memory."""
     if ws.persistent:
         return True
+    why = f": {ws.store_problem}" if ws.store_problem is not None else f" ({ws.store.location})."
     output.err.line(
         styled(
             "error",
-            f"run-repl: the store could not be opened (see above), so there are no {what} "
-            f"to show or decide here ({ws.store.location}).",
+            f"run-repl: the store could not be opened, so there are no {what} to show or "
+            f"decide{why}",
         )
     )
     return False
@@ -397,12 +403,13 @@ def _expand(args: argparse.Namespace, output: Output) -> int:
 
 
 def _approvals(args: argparse.Namespace, output: Output) -> int:
+    from .present.approvals import describe_state
     from .store import ApprovalConflict, StoreError
-    from .store.approval_flow import describe_state, recover
+    from .store.approvals.flow import recover
 
-    with _workspace(args, output) as ws:
+    with _workspace(args, output, needs_store=True) as ws:
         if not _stored_only(ws, output, "approvals"):
-            return ExitCode.ERROR
+            return ExitCode.STORE
         if args.action == "list":
             # The open ones: pending, queued, being resumed, and stuck (with how to recover).
             items = ws.store.list_approvals(status=None if args.all else "open")
@@ -490,9 +497,9 @@ def _ended_by_denial(result: Any) -> bool:
 
 
 def _history(args: argparse.Namespace, output: Output) -> int:
-    with _workspace(args, output) as ws:
+    with _workspace(args, output, needs_store=True) as ws:
         if not _stored_only(ws, output, "past runs"):
-            return ExitCode.ERROR
+            return ExitCode.STORE
         runs = ws.store.list_runs(limit=args.limit, query=args.search)
     if args.json:
         output.out.text(safe_json([r.model_dump(mode="json", exclude={"envelope"}) for r in runs]))
@@ -736,18 +743,9 @@ def main(argv: Sequence[str] | None = None) -> int:
     except BrokenPipeError:
         _quiet_broken_pipe()
         return ExitCode.BROKEN_PIPE
-    except StoreError as exc:  # the store failed after it opened (a server gone, a disk full)
+    except StoreError as exc:  # the store failed after it opened (damaged, a server gone, full)
         output.err.line(styled("error", f"run-repl: {exc}"))
-        return ExitCode.ERROR
-    except sqlite3.DatabaseError as exc:
-        output.err.line(
-            styled(
-                "error",
-                f"run-repl: the store could not be read or written ({exc}): move the damaged "
-                "run-repl.sqlite3 aside, or pass --data-dir",
-            )
-        )
-        return ExitCode.ERROR
+        return ExitCode.STORE
 
 
 if __name__ == "__main__":

@@ -45,13 +45,16 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_valida
 from .paths import config_dir
 from .present.files import atomic_write_text
 from .present.formats import first_error
+from .sandbox.errors import RunReplError
 from .sandbox.limits import Limits
 
 CONFIG_FILE = "config.toml"
 
 
-class ConfigWriteError(OSError):
+class ConfigWriteError(RunReplError, OSError):
     """The settings file could not be updated; the message says why and what to do."""
+
+    code = "CONFIG_WRITE_FAILED"
 
 
 class StoreSettings(BaseModel):

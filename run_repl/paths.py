@@ -3,7 +3,8 @@ they must be: `check_private_dir`, `check_private_file` and `open_private`
 refuse a data directory, secret or store another user controls (NotPrivate).
 
 Shared by the engine (its continuation secret) and the front ends (the store,
-the config), so it sits above both and imports neither."""
+the config), so it sits above both and imports neither, but the root of the one
+exception tree (`sandbox/errors.py`, stdlib only)."""
 
 from __future__ import annotations
 
@@ -13,6 +14,8 @@ import stat
 from pathlib import Path
 
 import platformdirs
+
+from .sandbox.errors import RunReplError
 
 APP = "run-repl"
 
@@ -30,13 +33,15 @@ def config_dir(override: str | os.PathLike[str] | None = None) -> Path:
 
 
 # ---------------------------------------------------------------- whose files these are
-class NotPrivate(PermissionError):
+class NotPrivate(RunReplError, PermissionError):
     """A data-directory path another user controls, or could: refused (never chmod-ed),
     the message naming the path, what is wrong and the command that fixes it.
 
     As OpenSSH's StrictModes treats ~/.ssh: a secret another user can write (or
     replace) signs their continuations; a store they can write takes the runs'
     sources and results."""
+
+    code = "PATH_NOT_PRIVATE"
 
 
 def _trusted_owner(uid: int) -> bool:

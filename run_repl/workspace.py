@@ -28,6 +28,7 @@ from .config import Settings, config_path, load_settings
 from .host.loader import HostLoadError, LoadedHost, load_host
 from .paths import NotPrivate, check_private_dir, check_private_file, data_dir
 from .present.approvals import SessionApprovals, approve_command, default_data_dir_flag
+from .sandbox.errors import RunReplError
 from .sandbox.limits import MIB
 from .sandbox.result import CallRecord, RunResult
 from .sandbox.resume.continuation import (
@@ -38,12 +39,14 @@ from .sandbox.resume.continuation import (
 )
 from .sandbox.runner import Runner, create_runner
 from .sqlite_files import SIDE_FILES
-from .store import STORE_FILE, MemoryStore, Store, open_store
-from .store.approval_flow import decide, record_run, save_interrupted
+from .store import STORE_FILE, MemoryStore, Store, StoreError, memory_warning, open_store_or_memory
+from .store.approvals.flow import decide, record_run, save_interrupted
 
 
-class WorkspaceError(Exception):
+class WorkspaceError(RunReplError):
     """The workspace cannot open (its data directory or secret); the message is one line."""
+
+    code = "WORKSPACE_UNUSABLE"
 
 
 @dataclass
@@ -58,6 +61,10 @@ class Workspace:
     """Host paths approved "for the rest of this session" (the REPL and the IDE share the rule)."""
     store_flag: str | None = None
     """The --store URL this workspace was opened with, if any (commands it prints repeat it)."""
+    store_problem: StoreError | None = None
+    """Why the store is in memory (the file or server could not be used), else None."""
+    store_warning: str | None = None
+    """What `warnings` says about it (once), else None."""
 
     async def run(self, source: str, **kwargs: Any) -> RunResult:
         """Run a snippet against the host; keep it in the history, and its approvals."""
@@ -207,8 +214,8 @@ def open_workspace(
 
     The store: `store_url` (--store), else RUN_REPL_STORE_URL, else the config's
     [store] url (a team's PostgreSQL server), else SQLite in the data directory."""
-    settings, problem = load_settings()
-    warnings = [problem] if problem else []
+    settings, config_problem = load_settings()
+    warnings = [config_problem] if config_problem else []
     directory = data_dir(data_dir_override)
     prepare_data_dir(directory)
     limits = settings.limits_model(
@@ -217,19 +224,22 @@ def open_workspace(
     secret = _secret(directory, warnings)
     url, refused = _store_url(store_url, settings, warnings)
     store: Store
-    warning: str | None
+    problem: StoreError | None
+    store_warning: str | None
     if refused:
-        store, warning = MemoryStore(location="memory (the team store's URL was refused)"), refused
+        store = MemoryStore(location="memory (the team store's URL was refused)")
+        problem, store_warning = StoreError(refused), refused
     else:
-        store, warning = open_store(
+        store, problem = open_store_or_memory(
             directory,
             max_bytes=settings.store.max_bytes,
             max_age_s=settings.store.max_age_days * 86400,
             url=url,
             schema=settings.store.db_schema,
         )
-    if warning:
-        warnings.append(warning)
+        store_warning = memory_warning(problem, team=bool(url)) if problem is not None else None
+    if store_warning:
+        warnings.append(store_warning)
     host = _host(host_spec or settings.host, upstreams, settings, directory, warnings)
     # The store is the runner's continuation store too: each token resumes its run once.
     runner = create_runner(
@@ -239,7 +249,17 @@ def open_workspace(
         secret=secret,
         approvals=dict(settings.approvals.policy) or None,
     )
-    return Workspace(settings, store, host, runner, directory, warnings, store_flag=store_url)
+    return Workspace(
+        settings,
+        store,
+        host,
+        runner,
+        directory,
+        warnings,
+        store_flag=store_url,
+        store_problem=problem,
+        store_warning=store_warning,
+    )
 
 
 def _host(

@@ -101,8 +101,8 @@ def _zygote_main(path: str, test_pid: int) -> None:
     import run_repl.cli
     import run_repl.mcp.run_command
     import run_repl.mcp.server  # what `run-repl mcp` imports, once for every command
-    import run_repl.store.approval_flow
-    import run_repl.store.postgres_store
+    import run_repl.store.approvals.flow
+    import run_repl.store.backends.postgres
 
     # What the imports made lives as long as every command: kept out of their
     # collections, which would otherwise touch (and so copy) all of it in each.

@@ -261,6 +261,8 @@ def _build(path: Path) -> None:
 class DemoDatabaseBusy(HostLoadError):
     """The demo database stayed locked by another program: nothing was changed."""
 
+    code = "HOST_DEMO_BUSY"
+
 
 class DemoDataWarning(UserWarning):
     """The demo database was damaged or from another version: kept aside, made afresh."""

@@ -20,6 +20,7 @@ from pathlib import Path
 from typing import Any
 
 from ..paths import data_dir
+from ..sandbox.errors import RunReplError
 from ..sandbox.session.host_functions import (
     HostFunctionsError,
     HostManifest,
@@ -30,8 +31,10 @@ from ..sandbox.session.host_functions import (
 DEMO = "demo"
 
 
-class HostLoadError(Exception):
+class HostLoadError(RunReplError):
     """The --host spec could not be loaded; the message says why, in one line."""
+
+    code = "HOST_LOAD_FAILED"
 
 
 @dataclass

@@ -24,10 +24,11 @@ from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
 from typing import Any, Literal
 
+from ..present.approvals import describe_state
 from ..present.sanitize import safe
 from ..sandbox.result import RunResult
 from ..store import PendingApproval, Store
-from ..store.approval_flow import describe_state, wait_for_approvals_change
+from ..store.approvals.flow import wait_for_approvals_change
 from .tool_errors import APPROVAL_NOT_FOUND, RUN_NOT_FOUND, ToolError, edit
 
 MAX_STEPS = 256  # resumes followed in one reading (each step is a newer run)

@@ -34,6 +34,7 @@ from starlette.types import ASGIApp, Receive, Scope, Send
 
 from ..paths import config_dir
 from ..present.files import atomic_write_text
+from ..sandbox.errors import RunReplError
 
 TOKENS_FILE = "mcp-tokens.toml"
 TOKEN_ENV = "RUN_REPL_MCP_TOKEN"
@@ -45,8 +46,10 @@ _NAME = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._@-]{0,99}$")
 _DIGEST = re.compile(r"^sha256:[0-9a-f]{64}$")
 
 
-class AuthConfigError(Exception):
+class AuthConfigError(RunReplError):
     """The credentials cannot be used as configured; the message says what to do."""
+
+    code = "MCP_AUTH_CONFIG_INVALID"
 
 
 def default_tokens_file() -> Path:

@@ -18,12 +18,12 @@ from typing import Any
 
 import mcp_types as types
 
+from ..present.approvals import describe_state
 from ..present.sanitize import safe_json
 from ..sandbox.errors import ErrorCode
 from ..sandbox.result import NextAction, RunErrorInfo, RunResult
 from ..sandbox.wire.result_store import Page
 from ..store import PendingApproval
-from ..store.approval_flow import describe_state
 from . import tool_models as models
 from .approval_wait import Standing, call_text
 from .tool_errors import ToolError

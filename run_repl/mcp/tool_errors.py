@@ -12,6 +12,8 @@ import difflib
 from collections.abc import Iterable
 from typing import Any
 
+from ..sandbox.errors import RunReplError
+
 TOOL_ARGUMENT_INVALID = "TOOL_ARGUMENT_INVALID"
 TOOL_UNKNOWN = "TOOL_UNKNOWN"
 RESULT_OFFSET_OUT_OF_RANGE = "RESULT_OFFSET_OUT_OF_RANGE"
@@ -20,14 +22,17 @@ RUN_NOT_FOUND = "RUN_NOT_FOUND"
 INTERNAL_ERROR = "RUN_INTERNAL_ERROR"
 
 
-class ToolError(Exception):
+class ToolError(RunReplError):
     """Raised by a tool's handler; the server answers with it as a tool error."""
 
     def __init__(self, code: str, message: str, next_action: dict[str, Any]) -> None:
         super().__init__(message)
         self.code = code
-        self.message = message
-        self.next_actions = [next_action]
+        self.next_action = next_action
+
+    @property
+    def next_actions(self) -> list[dict[str, Any]]:
+        return [self.next_action]
 
     def to_json(self) -> dict[str, Any]:
         """The envelope's error shape, so a model reads every failure the same way."""

@@ -10,12 +10,15 @@ from __future__ import annotations
 import os
 import re
 import shlex
+import time
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from ..store.approvals.claims import stuck_message
 from ..store.records import PendingApproval
+from ..store.records import approval_message as approval_message  # one wording, the store's
 from . import formats
 from .sanitize import INVISIBLE
 from .styled import Line, line, styled
@@ -39,11 +42,35 @@ _BLANK_RUN = re.compile(rf"{_BLANKS}{{{WHITESPACE_RUN},}}")
 _NAMED = {"\n": "newline", "\t": "tab"}
 
 
-def approval_message(payload: Any, path: str) -> str:
-    """The host's message for the approval, else a plain one naming the call."""
-    if isinstance(payload, dict) and isinstance(payload.get("message"), str) and payload["message"]:
-        return payload["message"]
-    return f"{path} is waiting for a decision"
+def _when(moment: float | None) -> str:
+    return time.strftime("%Y-%m-%d %H:%M:%S", time.localtime(moment)) if moment else "?"
+
+
+def describe_state(approval: PendingApproval, now: float | None = None) -> str:
+    """One line on where an approval stands, for a person (plain text)."""
+    state = approval.state(now)
+    decided = (
+        f"{approval.decision} by {approval.decided_by or 'someone'}"
+        + (f" via {approval.decided_via}" if approval.decided_via else "")
+        if approval.decision
+        else ""
+    )
+    if state == "pending":
+        return "pending" + (f" ({approval.note})" if approval.note else "")
+    if state == "queued":
+        return f"queued: {decided}, waiting for its run to resume"
+    if state == "claimed":
+        return f"claimed by {approval.claimed_by} ({decided or 'resumed with its batch'})"
+    if state == "executing":
+        return f"being resumed by {approval.claimed_by} since {_when(approval.executing_at)}"
+    if state == "stuck":
+        return "STUCK: " + stuck_message(approval)
+    text: str = state
+    if state == "approved" and approval.outcome:
+        text += f" (ran: {approval.outcome}{' ' + approval.outcome_code if approval.outcome_code else ''})"
+    if approval.note:
+        text += f": {approval.note}"
+    return text
 
 
 def marked_fragments(text: str, style: str = "") -> Line:

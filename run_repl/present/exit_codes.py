@@ -14,6 +14,7 @@ class ExitCode(IntEnum):
     INTERRUPTED = 3
     NOT_SAVED = 4
     VALUE_CUT = 5  # the value on stdout is not whole (the store lost the rest)
+    STORE = 6  # the store could not be used: its file or server (stderr says why)
     CANCELLED = 130  # 128 + SIGINT, as shells report Ctrl-C
     BROKEN_PIPE = 141  # 128 + SIGPIPE: the reader went away, as `yes | head` ends
 
@@ -38,6 +39,7 @@ MEANINGS = {
     ExitCode.INTERRUPTED: "the run waits for an approval, saved: decide it with `run-repl approvals`",
     ExitCode.NOT_SAVED: "the run waits for an approval that was NOT saved (nobody can approve it later)",
     ExitCode.VALUE_CUT: "the run ended ok, but the value on stdout is cut short (stderr says why)",
+    ExitCode.STORE: "the store could not be used (busy, damaged, full, unreachable): stderr says what to do",
     ExitCode.CANCELLED: "cancelled with Ctrl-C",
     ExitCode.BROKEN_PIPE: "the output's reader went away (`| head`): output stopped, quietly",
 }

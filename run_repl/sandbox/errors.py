@@ -5,6 +5,44 @@ and the one next step that helps.
 it. Exceptions the engine raises (or a host function raises on purpose) share
 one base, `RunReplError`, whose `code` is one of these, so a caller can write
 `except RunReplError as e: e.code`.
+
+Every exception run-repl raises on purpose, in every layer, is a RunReplError
+(tests/test_exception_tree.py keeps it so). A second base, in brackets, keeps
+older `except` clauses working. The layers' own codes are plain strings.
+
+* RunReplError (`code`, `message`, `next_actions`)
+  + HostError                   raised by a host function, on purpose: its own code
+  + ApprovalDenied              RUN_APPROVAL_DENIED
+  + CodecError [ValueError]     RUN_VALUE_NOT_SERIALIZABLE
+  | + HostResultTooLarge        RUN_HOST_RESULT_TOO_LARGE
+  + ValueTooDeep [ValueError]   (sandbox/nesting.py)
+  + ContinuationInvalid [ValueError]
+  + ResolutionInvalid [ValueError]
+  + SecretTooShort [ValueError]
+  + ValuesError [ValueError]
+  + HostFunctionsError [TypeError]
+  + ResultRefNotFound [LookupError]
+  + TypeScriptSyntaxError       RUN_SYNTAX_ERROR, with its line and column
+  + StoreError [RuntimeError]   STORE_BUSY, STORE_DAMAGED, STORE_FULL, ... (store/store_error.py)
+  + StoreUrlError [ValueError]  STORE_URL_INVALID (store/store_url.py)
+  + ApprovalConflict [RuntimeError]  APPROVAL_CONFLICT (store/records.py)
+  | + ApprovalStuck             APPROVAL_STUCK
+  | + ApprovalRefused           APPROVAL_REFUSED
+  + ClaimLost [RuntimeError]    APPROVAL_CLAIM_LOST
+  + HostLoadError               HOST_LOAD_FAILED (host/loader.py)
+  | + DemoDatabaseBusy          HOST_DEMO_BUSY (host/demo.py)
+  + UpstreamSpecError [ValueError]   UPSTREAM_SPEC_INVALID (host/upstream/spec.py)
+  + NotPrivate [PermissionError]     PATH_NOT_PRIVATE (paths.py)
+  + ConfigWriteError [OSError]  CONFIG_WRITE_FAILED (config.py)
+  + WorkspaceError              WORKSPACE_UNUSABLE (workspace.py)
+  + ThemeFileError [ValueError] THEME_FILE_INVALID (tui/themes.py)
+  + AuthConfigError             MCP_AUTH_CONFIG_INVALID (mcp/http_auth.py)
+  + ToolError                   a refused MCP tool call: its own code (mcp/tool_errors.py)
+  + UsageError                  USAGE: bad usage of `run-repl` (cli.py)
+
+Outside the tree on purpose: `context.Interrupt` (a BaseException, so a host
+function's `except Exception` never swallows an approval's pause) and a few
+exceptions that never leave the module raising them (the test names them).
 """
 
 from __future__ import annotations

@@ -9,8 +9,8 @@
 PostgreSQL (a team's server: `PostgresStore`) and memory implement it. A store
 that can tell of approval changes also has `watch_approvals(callback, on_error)`
 and `wait_approvals_change(since, timeout_s)` (PostgreSQL's LISTEN/NOTIFY; SQLite's
-one reading thread, `approval_watch.PollingWatch`);
-`approval_flow.wait_for_approvals_change` uses them, or polls.
+one reading thread, `approvals.watch.PollingWatch`);
+`approvals.flow.wait_for_approvals_change` uses them, or polls.
 """
 
 from __future__ import annotations

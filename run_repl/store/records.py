@@ -21,6 +21,8 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, Field, model_validator
 
+from ..sandbox.errors import RunReplError
+
 ApprovalStatus = Literal[
     "pending",
     "claimed",
@@ -185,6 +187,16 @@ def as_read(approval: PendingApproval, now: float | None = None) -> PendingAppro
     return approval
 
 
+def approval_message(payload: Any, path: str) -> str:
+    """What a person is asked (`PendingApproval.message`): the host's message, else a
+    plain one naming the call. The one wording of it: the store keeps it, every front
+    end shows it (re-exported by `present.approvals`)."""
+    if isinstance(payload, dict) and isinstance(payload.get("message"), str) and payload["message"]:
+        message: str = payload["message"]
+        return message
+    return f"{path} is waiting for a decision"
+
+
 class RunKey(BaseModel):
     """An idempotency key of the `run` tool: the first call with it reserves it
     (`holder`), and names its run once the run is kept (`run_id`); a retry with
@@ -261,12 +273,16 @@ class ResumeReport(BaseModel):
     next_approvals: list[PendingApproval] = Field(default_factory=list)
 
 
-class ApprovalConflict(RuntimeError):
+class ApprovalConflict(RunReplError, RuntimeError):
     """The approval was already decided (or is being resumed) by someone else."""
+
+    code = "APPROVAL_CONFLICT"
 
 
 class ApprovalStuck(ApprovalConflict):
     """A resume of this approval's run started and never finished: `recover` it."""
+
+    code = "APPROVAL_STUCK"
 
 
 class ApprovalRefused(ApprovalConflict):
@@ -274,9 +290,13 @@ class ApprovalRefused(ApprovalConflict):
     decide it (nothing was recorded). An ApprovalConflict, so every front end that
     reports a conflict reports this too."""
 
+    code = "APPROVAL_REFUSED"
 
-class ClaimLost(RuntimeError):
+
+class ClaimLost(RunReplError, RuntimeError):
     """The claim this resume holds expired and was taken, or the approvals were recovered."""
+
+    code = "APPROVAL_CLAIM_LOST"
 
 
 __all__ = [
@@ -297,6 +317,7 @@ __all__ = [
     "ResumeReport",
     "RunKey",
     "RunRecord",
+    "approval_message",
     "as_decision",
     "as_read",
     "continuation_batch",

@@ -15,6 +15,8 @@ from __future__ import annotations
 import re
 from urllib.parse import parse_qsl, unquote, urlsplit
 
+from ..sandbox.errors import RunReplError
+
 SCHEMES = ("postgresql", "postgres")
 DEFAULT_SCHEMA = "run_repl"  # where a team store keeps its tables, unless configured
 HIDDEN = "***"
@@ -22,8 +24,10 @@ HIDDEN = "***"
 _SECRET_PARAM = re.compile(r"(?i)((?:^|[?&])[a-z_]*password=)([^&#]*)")
 
 
-class StoreUrlError(ValueError):
+class StoreUrlError(RunReplError, ValueError):
     """A store URL that cannot name a server; the message says what one looks like."""
+
+    code = "STORE_URL_INVALID"
 
 
 def is_server_url(text: str) -> bool:

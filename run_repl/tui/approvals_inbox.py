@@ -23,12 +23,11 @@ from typing import Any
 from textual.app import App
 
 from ..present import formats
-from ..present.approvals import approve_command
+from ..present.approvals import approve_command, describe_state
 from ..present.styled import Line, line, styled
 from ..sandbox.result import RunResult
 from ..store import ApprovalConflict, PendingApproval, StoreError
-from ..store.approval_flow import (
-    describe_state,
+from ..store.approvals.flow import (
     open_approvals,
     recover,
     wait_for_approvals_change,

@@ -35,6 +35,7 @@ from textual.theme import BUILTIN_THEMES, Theme
 from textual.widgets.text_area import TextAreaTheme
 
 from ..paths import config_dir
+from ..sandbox.errors import RunReplError
 
 __all__ = [
     "SYNTAX_KEYS",
@@ -248,8 +249,10 @@ class LoadedTheme:
         return self.app_theme.name
 
 
-class ThemeFileError(ValueError):
+class ThemeFileError(RunReplError, ValueError):
     """A theme file that cannot be used; the message names the file and the field."""
+
+    code = "THEME_FILE_INVALID"
 
 
 def load_theme_file(path: Path, text: str | None = None) -> ThemeFile:

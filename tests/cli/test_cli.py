@@ -21,6 +21,7 @@ from pathlib import Path
 import pytest
 
 from run_repl.cli import main
+from run_repl.present.exit_codes import ExitCode
 from run_repl.present.sanitize import UNSAFE
 
 PUBLISH = "const d = await documents.listDrafts(); return await documents.publish(d[0].id)"
@@ -544,17 +545,91 @@ def test_output_into_head_ends_quietly(data: Path) -> None:
         assert done.returncode == code if code is not None else done.returncode in (0, 141), command
 
 
-def test_a_damaged_store_is_one_line(cli: Cli, monkeypatch: pytest.MonkeyPatch) -> None:
-    from run_repl.store import SqliteStore
+def _one_line(done: Done) -> str:
+    assert "Traceback" not in done.err
+    [said] = [x for x in done.err.strip().splitlines() if x.startswith("run-repl:")]
+    return said
 
-    def malformed(self: object, *args: object, **kwargs: object) -> None:
-        raise sqlite3.DatabaseError("database disk image is malformed")
 
-    cli("run", "-", stdin="1")
-    monkeypatch.setattr(SqliteStore, "list_runs", malformed)
-    done = cli("history")
-    assert done.code == 1 and "Traceback" not in done.err
-    assert done.err.strip().splitlines() == [
-        "run-repl: the store could not be read or written (database disk image is malformed): "
-        "move the damaged run-repl.sqlite3 aside, or pass --data-dir"
+STORED_ONLY = (("approvals", "list"), ("history",))
+
+
+def test_a_file_that_is_not_a_store_is_one_line_and_left_as_it_was(cli: Cli, data: Path) -> None:
+    data.mkdir()
+    store = data / "run-repl.sqlite3"
+    store.write_bytes(b"these are a person's notes, not a database " * 50)
+    before = store.read_bytes()
+    for command in STORED_ONLY:
+        done = cli(*command)
+        assert done.code == ExitCode.STORE, (command, done.err)
+        assert done.err.strip().splitlines() == [_one_line(done)], command
+        assert "is damaged (file is not a database)" in done.err
+        assert "Move the file aside" in done.err and ".." not in done.err
+    ran = cli("run", "-", stdin="1 + 1")
+    assert ran.code == ExitCode.OK and ran.out.strip() == "2"
+    warning = _one_line(ran)
+    assert "is damaged" in warning and "in-memory store" in warning and ".." not in warning
+    assert store.read_bytes() == before
+
+
+def _damage_tables(path: Path, *tables: str) -> None:
+    """Overwrite each table's root page: the file opens, reading the table fails."""
+    db = sqlite3.connect(path)
+    db.execute("PRAGMA wal_checkpoint(TRUNCATE)")
+    size = db.execute("PRAGMA page_size").fetchone()[0]
+    roots = [
+        db.execute("SELECT rootpage FROM sqlite_master WHERE name = ?", (t,)).fetchone()[0]
+        for t in tables
     ]
+    db.close()
+    with path.open("r+b") as f:
+        for root in roots:
+            f.seek((root - 1) * size)
+            f.write(b"\xff" * size)
+
+
+def test_a_store_damaged_inside_is_one_line_with_what_to_do(cli: Cli, data: Path) -> None:
+    assert cli("run", "-", stdin=PUBLISH).code == ExitCode.INTERRUPTED  # a run, an approval
+    store = data / "run-repl.sqlite3"
+    _damage_tables(store, "runs", "approvals")
+    before = store.read_bytes()
+    for command in STORED_ONLY:
+        done = cli(*command)
+        assert done.code == ExitCode.STORE, (command, done.err)
+        said = _one_line(done)
+        assert done.err.strip().splitlines() == [said], command
+        assert f"The store at {store} is damaged" in said and "Move the file aside" in said
+    assert store.read_bytes() == before  # read, never "repaired" or replaced
+    # A run still runs: its value is kept where the file can hold it, the history says no.
+    ran = cli("run", "-", stdin="1 + 1")
+    assert ran.code == ExitCode.OK and ran.out.strip() == "2"
+    assert "could not record the run" in _one_line(ran) and "is damaged" in ran.err
+
+
+def test_a_locked_store_is_one_line_saying_to_try_again(
+    cli: Cli, data: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from run_repl.store.backends import sqlite as sqlite_backend
+
+    assert cli("run", "-", stdin="1").code == ExitCode.OK
+    store = data / "run-repl.sqlite3"
+    monkeypatch.setattr(sqlite_backend, "BUSY_TIMEOUT_S", 0.2)
+    holder = sqlite3.connect(store, isolation_level=None)
+    try:
+        holder.execute("PRAGMA locking_mode = EXCLUSIVE")
+        holder.execute("BEGIN EXCLUSIVE")
+        holder.execute("UPDATE store_counters SET value = value WHERE name = 'runs_bytes'")
+        for command in STORED_ONLY:
+            done = cli(*command)
+            assert done.code == ExitCode.STORE, (command, done.err)
+            said = _one_line(done)
+            assert done.err.strip().splitlines() == [said], command
+            assert "is busy" in said and "Try again in a moment" in said
+            assert "Move the file aside" not in said  # busy is not damaged
+        ran = cli("run", "-", stdin="1 + 1")
+        assert ran.code == ExitCode.OK and ran.out.strip() == "2"
+        assert "is busy" in _one_line(ran) and "Move the file aside" not in ran.err
+    finally:
+        holder.execute("ROLLBACK")
+        holder.close()
+    assert cli("history").code == ExitCode.OK  # nothing was changed while it waited

@@ -24,7 +24,7 @@ from run_repl.cli import main
 from run_repl.paths import NotPrivate
 from run_repl.sandbox.resume.continuation import SECRET_FILE, load_or_create_secret
 from run_repl.store import StoreError
-from run_repl.store.sqlite_store import SqliteStore
+from run_repl.store.backends.sqlite import SqliteStore
 
 OTHER = 65534  # nobody
 STORE = "run-repl.sqlite3"

@@ -486,7 +486,7 @@ sys.path.insert(0, sys.argv[1])
 import approvals_host
 from run_repl import create_runner
 from run_repl.store import SqliteStore, ApprovalConflict
-from run_repl.store.approval_flow import decide
+from run_repl.store.approvals.flow import decide
 store = SqliteStore(sys.argv[2])
 runner = create_runner(store=store)
 try:
@@ -502,7 +502,7 @@ async def test_pending_approval_survives_the_process_and_is_resumed_once(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     from run_repl.store import SqliteStore
-    from run_repl.store.approval_flow import save_interrupted
+    from run_repl.store.approvals.flow import save_interrupted
 
     monkeypatch.setenv("RUN_REPL_DATA_DIR", str(tmp_path))
     (tmp_path / "approvals_host.py").write_text(textwrap.dedent(HOST_MODULE))

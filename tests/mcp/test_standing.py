@@ -11,7 +11,7 @@ from run_repl.mcp.approval_wait import standing, standing_of_approvals, standing
 from run_repl.mcp.tool_errors import ToolError
 from run_repl.sandbox.result import RunResult
 from run_repl.store import MemoryStore, RunRecord
-from run_repl.store.approval_flow import decide, record_run, save_interrupted, store_runner
+from run_repl.store.approvals.flow import decide, record_run, save_interrupted, store_runner
 
 SOURCE = 'const r = await ops.launch("x"); return r'
 

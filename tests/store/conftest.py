@@ -19,7 +19,7 @@ from store_kinds import ALL, CI_ENV, DURABLE, drop, new_schema, open_spec, pg_ur
 
 from run_repl.sandbox.runner import Runner
 from run_repl.store import Store
-from run_repl.store.approval_flow import save_interrupted, store_runner
+from run_repl.store.approvals.flow import save_interrupted, store_runner
 
 SECRET = "s" * 40
 HOST = "bank_host:HOSTS"

@@ -39,7 +39,7 @@ def open_spec(spec: str, **budgets: Any) -> Store:
     if kind == "sqlite":
         return SqliteStore(where, **budgets)
     if kind == "postgres":
-        from run_repl.store.postgres_store import PostgresStore
+        from run_repl.store.backends.postgres import PostgresStore
 
         url = pg_url()
         assert url, f"{PG_URL_ENV} is not set"

@@ -9,7 +9,7 @@ import forked_cli
 from store_kinds import CHILD_PRELUDE, open_spec
 
 from run_repl.store import Store
-from run_repl.store.approval_flow import wait_for_approvals_change
+from run_repl.store.approvals.flow import wait_for_approvals_change
 from run_repl.store.records import PendingApproval
 
 

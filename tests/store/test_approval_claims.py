@@ -8,6 +8,7 @@ import time
 import pytest
 from store_kinds import expire_claims
 
+from run_repl.present.approvals import describe_state
 from run_repl.store import (
     Applied,
     ApprovalConflict,
@@ -18,7 +19,6 @@ from run_repl.store import (
     Queued,
     Store,
 )
-from run_repl.store.approval_flow import describe_state
 from run_repl.store.records import CallFacts, ResumeReport
 
 

@@ -19,11 +19,11 @@ from typing import Any
 import pytest
 from store_kinds import CHILD_PRELUDE, execute, open_spec
 
+from run_repl.present.approvals import describe_state
 from run_repl.sandbox.runner import Runner
 from run_repl.store import ApprovalConflict, ApprovalStuck, SqliteStore, Store, StoreError
-from run_repl.store.approval_flow import (
+from run_repl.store.approvals.flow import (
     decide,
-    describe_state,
     recover,
     save_interrupted,
     store_runner,
@@ -167,7 +167,7 @@ import asyncio, json, signal
 signal.signal(signal.SIGINT, signal.default_int_handler)
 import bank_host
 from run_repl.store import ApprovalConflict
-from run_repl.store.approval_flow import decide, store_runner
+from run_repl.store.approvals.flow import decide, store_runner
 store = open_spec(sys.argv[2])
 if sys.argv[5:] == ["held"]:  # its resume's worker stops before the approved call; it says so
     from held_pool import HeldPool
@@ -326,7 +326,7 @@ RACER = (
 import asyncio, json, time
 from pathlib import Path
 import bank_host
-from run_repl.store.approval_flow import resolve, store_runner
+from run_repl.store.approvals.flow import resolve, store_runner
 store = open_spec(sys.argv[2])
 runner = store_runner(store, secret="s" * 40)
 me, other, ids = sys.argv[3], sys.argv[4], json.loads(sys.argv[5])

@@ -17,7 +17,7 @@ from run_repl.sandbox.result import RunResult
 from run_repl.sandbox.runner import Runner
 from run_repl.sandbox.session.guest_errors import plain_error
 from run_repl.store import ApprovalConflict, Queued, Store
-from run_repl.store.approval_flow import CLAIM_GRACE_S, claim_ttl, decide, resolve, store_runner
+from run_repl.store.approvals.flow import CLAIM_GRACE_S, claim_ttl, decide, resolve, store_runner
 
 SECRET = "s" * 40
 # How long a transfer is held at most: a test holds one while it acts (or another approver
@@ -412,3 +412,23 @@ async def test_the_claim_says_who_and_until_when(
     assert held.decided_by == "al" and held.executing_at >= held.claimed_at
     bank.release("who")
     assert (await task).status == "ok"
+
+
+async def test_an_empty_approval_message_is_saved_as_the_plain_one_naming_the_call(
+    store: Store,
+) -> None:
+    """The store words an approval's message as every front end does (one function): a
+    host whose message is empty gets the plain one naming the call, never a blank line."""
+    from run_repl import requires_approval
+    from run_repl.store.approvals.flow import save_interrupted
+
+    @requires_approval(message=lambda to: "")
+    def send(to: str) -> str:
+        return "sent"
+
+    first = await store_runner(store, secret=SECRET).run(
+        "return await mail.send('bob')", {"mail": {"send": send}}
+    )
+    assert first.status == "interrupted"
+    [saved] = save_interrupted(store, first, source="mail.send('bob')", host="mail")
+    assert saved.message == "mail.send is waiting for a decision"

@@ -1,5 +1,5 @@
 """The thread that reads a SQLite store's approval counter for every waiter
-(run_repl/store/approval_watch.py): one reader however many wait, nothing read
+(run_repl/store/approvals/watch.py): one reader however many wait, nothing read
 while nobody waits, a new waiter read for at once, a failed read told to all."""
 
 from __future__ import annotations
@@ -13,9 +13,9 @@ from typing import Any
 import pytest
 
 from run_repl.store import StoreError
-from run_repl.store.approval_flow import wait_for_approvals_change
-from run_repl.store.approval_watch import PollingWatch
-from run_repl.store.sqlite_store import SqliteStore
+from run_repl.store.approvals.flow import wait_for_approvals_change
+from run_repl.store.approvals.watch import PollingWatch
+from run_repl.store.backends.sqlite import SqliteStore
 
 WAIT_S = 10.0  # a bound on waiting for the watch thread, never reached when it works
 

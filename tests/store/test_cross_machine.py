@@ -20,7 +20,7 @@ import forked_cli
 import pytest
 from store_kinds import AT_ONCE, CHILD_PRELUDE, open_spec, release_together
 
-from run_repl.store.approval_flow import save_interrupted, store_runner
+from run_repl.store.approvals.flow import save_interrupted, store_runner
 
 HERE = Path(__file__).parent
 SECRET = "s" * 40
@@ -54,7 +54,7 @@ AGENT = child(
     """
 import asyncio, json
 import bank_host
-from run_repl.store.approval_flow import save_interrupted, store_runner, record_run
+from run_repl.store.approvals.flow import save_interrupted, store_runner, record_run
 store = open_spec(sys.argv[1])
 runner = store_runner(store, secret="s" * 40)
 src = sys.argv[2]
@@ -68,7 +68,7 @@ print(json.dumps({"status": result.status, "saved": [a.id for a in saved]}))
 INBOX = child(
     """
 import asyncio, json
-from run_repl.store.approval_flow import wait_for_approvals_change
+from run_repl.store.approvals.flow import wait_for_approvals_change
 store = open_spec(sys.argv[1])
 
 async def main():
@@ -89,7 +89,7 @@ DECIDER = child(
 import asyncio, json
 import bank_host
 from run_repl.store import ApprovalConflict
-from run_repl.store.approval_flow import decide, store_runner
+from run_repl.store.approvals.flow import decide, store_runner
 store = open_spec(sys.argv[1])
 runner = store_runner(store, secret="s" * 40)
 approval_id, approve, name = sys.argv[2], sys.argv[3] == "approve", sys.argv[4]
@@ -157,7 +157,7 @@ RACE = child(
 import asyncio, json, random
 import bank_host
 from run_repl.store import ApprovalConflict
-from run_repl.store.approval_flow import resolve, store_runner
+from run_repl.store.approvals.flow import resolve, store_runner
 store = open_spec(sys.argv[1])
 runner = store_runner(store, secret="s" * 40)
 name = sys.argv[2]

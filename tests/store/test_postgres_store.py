@@ -24,11 +24,11 @@ from run_repl.store import (
     Queued,
     StoreError,
     open_store,
-    postgres_store,
 )
-from run_repl.store import postgres_schema as schema_module
-from run_repl.store.postgres_schema import CHANGE_SHARDS, SCHEMA_VERSION, migrate
-from run_repl.store.postgres_store import PostgresStore
+from run_repl.store.backends import postgres as postgres_store
+from run_repl.store.backends import postgres_schema as schema_module
+from run_repl.store.backends.postgres import PostgresStore
+from run_repl.store.backends.postgres_schema import CHANGE_SHARDS, SCHEMA_VERSION, migrate
 from run_repl.store.records import ResumeReport, RunRecord
 from run_repl.store.store_url import has_password, mask, scrub
 
@@ -455,7 +455,7 @@ def test_a_server_that_does_not_come_back_is_a_clear_error(
 async def test_a_waiting_inbox_hears_of_changes_made_while_its_connection_was_cut(
     postgres_spec: str, flaky: PostgresStore, proxy: TcpProxy
 ) -> None:
-    from run_repl.store.approval_flow import wait_for_approvals_change
+    from run_repl.store.approvals.flow import wait_for_approvals_change
 
     since = flaky.approvals_version()
     assert await wait_for_approvals_change(flaky, since, 0.2) == since  # listening now

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from run_repl.sandbox.result import RunResult
 from run_repl.store import Store
-from run_repl.store.approval_flow import record_run
+from run_repl.store.approvals.flow import record_run
 
 
 def test_a_run_with_a_lone_surrogate_key_is_kept_with_the_key_escaped(store: Store) -> None:

@@ -9,7 +9,7 @@ from store_kinds import execute, open_spec
 
 from run_repl.sandbox.runner import Runner
 from run_repl.store import Store
-from run_repl.store.approval_flow import decide, record_run, save_interrupted
+from run_repl.store.approvals.flow import decide, record_run, save_interrupted
 
 HOST = "bank_host:HOSTS"
 SOURCE = "await bank.transfer(1, 'o'); return [1, 2, 3]"

@@ -26,7 +26,7 @@ from run_repl.store import (
     Store,
     open_store,
 )
-from run_repl.store.sqlite_store import SCHEMA_VERSION
+from run_repl.store.backends.sqlite import SCHEMA_VERSION
 
 
 def items_of(n: int, ref: str = "res_aaaaaaaaaaaaaaaa", pad: str = "") -> StoredItems:
@@ -120,6 +120,20 @@ def test_age_limit_expires_values(durable_spec: str) -> None:
     assert store.get_items("res_000000000000000a") is None
     store.put_items(items_of(5, "res_000000000000000b"))
     assert store.stored_bytes() == items_of(5).size  # the expired one is gone from disk too
+
+
+def test_the_age_limit_spares_the_value_just_written_on_every_sql_store(
+    durable_spec: str,
+) -> None:
+    """One eviction rule for both SQL stores (the SQLite copy once took the value it had
+    just written): the write's own value goes at the next write, never within its own."""
+    store = open_spec(durable_spec, max_age_s=3600)
+    old = items_of(5, "res_000000000000000c")
+    old.created_at = time.time() - 7200
+    store.put_items(old)
+    assert store.stored_bytes() == old.size
+    store.put_items(items_of(5, "res_000000000000000d"))
+    assert store.stored_bytes() == items_of(5).size
 
 
 def test_history_is_searchable(store: Store) -> None:

@@ -15,7 +15,7 @@ from run_repl.sandbox.result import RunResult, plain_error
 from run_repl.sandbox.wire.result_store import StoredItems
 from run_repl.sandbox.wire.value_window import chunk_texts
 from run_repl.store import SqliteStore, Store
-from run_repl.store.approval_flow import record_run
+from run_repl.store.approvals.flow import record_run
 from run_repl.store.records import RunRecord
 
 

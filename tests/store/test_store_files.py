@@ -15,9 +15,9 @@ from store_kinds import open_spec
 from run_repl.sandbox.result import RunResult
 from run_repl.store import MemoryStore, PendingApproval, RunRecord, SqliteStore, Store, StoreError
 from run_repl.store import open_store as open_default_store
-from run_repl.store.approval_flow import record_run, save_interrupted, store_runner
+from run_repl.store.approvals.flow import record_run, save_interrupted, store_runner
+from run_repl.store.backends.sqlite import PREVIEW_BYTES
 from run_repl.store.json_budget import dumps
-from run_repl.store.sqlite_store import PREVIEW_BYTES
 
 SECRET = "s" * 40
 

@@ -11,9 +11,9 @@ import pytest
 
 from run_repl.sandbox.wire.result_store import page_of
 from run_repl.store import SqliteStore
-from run_repl.store import sqlite_store as sq
+from run_repl.store.backends import sqlite as sq
+from run_repl.store.backends.sqlite import DEFAULT_ENVELOPE_BYTES, PREVIEW_BYTES, SCHEMA_VERSION
 from run_repl.store.records import PendingApproval, continuation_batch
-from run_repl.store.sqlite_store import DEFAULT_ENVELOPE_BYTES, PREVIEW_BYTES, SCHEMA_VERSION
 
 
 def at_version(path: Path, version: int) -> sqlite3.Connection:

@@ -16,8 +16,8 @@ from store_kinds import open_spec
 
 from run_repl.sandbox.wire.result_store import StoredItems
 from run_repl.sandbox.wire.value_window import chunk_texts
-from run_repl.store import postgres_store
-from run_repl.store.postgres_store import PostgresStore
+from run_repl.store.backends import postgres as postgres_store
+from run_repl.store.backends.postgres import PostgresStore
 from run_repl.store.records import RunRecord
 
 TWO_HOURS = 2 * 3600.0

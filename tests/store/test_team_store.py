@@ -19,9 +19,10 @@ from tcp_proxy import TcpProxy
 from run_repl.cli import main
 from run_repl.config import Settings
 from run_repl.host.loader import load_host
-from run_repl.store import ApprovalRefused, Deciders, PendingApproval, Store, postgres_store
-from run_repl.store.approval_flow import resolve, store_runner
-from run_repl.store.postgres_store import PostgresStore
+from run_repl.store import ApprovalRefused, Deciders, PendingApproval, Store
+from run_repl.store.approvals.flow import resolve, store_runner
+from run_repl.store.backends import postgres as postgres_store
+from run_repl.store.backends.postgres import PostgresStore
 from run_repl.workspace import Workspace
 
 SECRET = "t" * 40
@@ -164,7 +165,7 @@ def test_a_server_down_at_start_is_said_and_nothing_pretends_to_be_saved(
         assert password_of(url) not in done.out + done.err
         for command in (("approvals", "list"), ("history",)):
             refused = team(*command)
-            assert refused.code == 1 and "could not be opened" in refused.err, command
+            assert refused.code == 6 and "could not be opened" in refused.err, command  # STORE
             assert "no pending approvals" not in refused.err
 
 
@@ -346,7 +347,7 @@ def test_without_postgresql_support_installed_the_message_says_what_to_install(
 
     from run_repl.store import MemoryStore, open_store
 
-    for name in [m for m in sys.modules if m.startswith("run_repl.store.postgres")]:
+    for name in [m for m in sys.modules if m.startswith("run_repl.store.backends.postgres")]:
         monkeypatch.delitem(sys.modules, name)
     monkeypatch.setitem(sys.modules, "psycopg", None)  # as if it were not installed
     store, warning = open_store(url="postgresql://alice:hunter2@db.internal/rr")

@@ -14,8 +14,8 @@ from psycopg import sql
 from store_kinds import execute, open_spec, pg_url
 
 from run_repl.store import SqliteStore
-from run_repl.store import postgres_schema as pg_schema
-from run_repl.store import sqlite_store as sq
+from run_repl.store.backends import postgres_schema as pg_schema
+from run_repl.store.backends import sqlite as sq
 from run_repl.store.records import PendingApproval
 
 

@@ -25,14 +25,18 @@ from typing import Any
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator, model_validator
 
+from ...sandbox.errors import RunReplError
+
 NAME = re.compile(r"^[A-Za-z_$][A-Za-z0-9_$]*$")
 
 DEFAULT_CALL_TIMEOUT_S = 60.0
 DEFAULT_START_TIMEOUT_S = 30.0
 
 
-class UpstreamSpecError(ValueError):
+class UpstreamSpecError(RunReplError, ValueError):
     """An upstream's settings are unusable; the message says which and what to write."""
+
+    code = "UPSTREAM_SPEC_INVALID"
 
 
 class UpstreamSpec(BaseModel):

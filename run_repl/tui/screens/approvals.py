@@ -37,13 +37,12 @@ from textual.widgets.data_table import CellDoesNotExist
 from textual.worker import get_current_worker
 
 from ...present import formats
-from ...present.approvals import approval_detail_lines
+from ...present.approvals import approval_detail_lines, describe_state
 from ...present.history import format_when
 from ...present.results import calls_made_lines
 from ...present.rich_render import lines_to_text, to_text
 from ...present.styled import Line, line, styled
 from ...store import PendingApproval, RunRecord
-from ...store.approval_flow import describe_state
 from ..approvals_inbox import ApprovalsInbox, InboxRow
 from ..components import approval_prompt
 from ..guest_text import safe_text

@@ -18,7 +18,7 @@ from collections.abc import Callable, Iterable, Mapping
 from contextlib import AbstractContextManager
 from typing import Protocol, TypeVar
 
-from .records import (
+from ..records import (
     Applied,
     ApprovalConflict,
     ApprovalStuck,

@@ -10,17 +10,17 @@ import time
 from collections.abc import Iterable, Iterator
 from contextlib import contextmanager
 
-from ..sandbox.wire.result_store import MemoryResultStore, StoredItems
-from .approval_claims import ApprovalClaims
-from .budgets import (
+from ...sandbox.wire.result_store import MemoryResultStore, StoredItems
+from ..approvals.claims import ApprovalClaims
+from ..budgets import (
     DEFAULT_ENVELOPE_BYTES,
     DEFAULT_HISTORY_BYTES,
     PREVIEW_BYTES,
     low_water,
     over_budget,
 )
-from .json_budget import dumps, fit_envelope
-from .records import FINAL_STATUSES, PendingApproval, RunKey, RunRecord, as_read
+from ..json_budget import dumps, fit_envelope
+from ..records import FINAL_STATUSES, PendingApproval, RunKey, RunRecord, as_read
 
 
 class _Rows:

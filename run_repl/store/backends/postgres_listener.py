@@ -16,7 +16,7 @@ from collections.abc import Callable
 import psycopg
 from psycopg import sql
 
-from .approval_watch import ApprovalWatch
+from ..approvals.watch import ApprovalWatch
 
 POLL_S = 0.25  # how often the listening thread looks up from its socket (to stop)
 RETRY_MAX_S = 2.0  # the longest wait between two attempts to listen again

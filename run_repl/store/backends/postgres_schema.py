@@ -19,8 +19,8 @@ from collections.abc import Callable
 import psycopg
 from psycopg import sql
 
-from .store_error import StoreError
-from .store_url import DEFAULT_SCHEMA
+from ..store_error import StoreError
+from ..store_url import DEFAULT_SCHEMA
 
 _NAME = re.compile(r"^[a-z_][a-z0-9_]{0,62}$")
 CHANGE_SHARDS = 16

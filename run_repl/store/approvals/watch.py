@@ -3,7 +3,7 @@
 A waiter is a thread (`wait`) or a callback (`watch`: for coroutines, which must
 not hold a thread each). `ApprovalWatch` keeps them and the last version seen;
 how a change is heard is the subclass's: PostgreSQL's listener is woken by
-NOTIFY (`postgres_listener.py`); SQLite's `PollingWatch` below reads the
+NOTIFY (`backends/postgres_listener.py`); SQLite's `PollingWatch` below reads the
 counter every `POLL_S`, only while someone waits, and calls back only when it
 moved. So any number of inboxes and MCP calls waiting on one SQLite store cost
 one read per interval, and an idle IDE's event loop is not woken to ask.
@@ -15,7 +15,7 @@ import threading
 import time
 from collections.abc import Callable
 
-from .store_error import StoreError
+from ..store_error import StoreError
 
 POLL_S = 0.05  # how often a store that cannot push changes is read while someone waits
 

@@ -19,19 +19,19 @@ import time
 from collections.abc import Callable, Iterable, Iterator
 from contextlib import contextmanager
 from pathlib import Path
-from typing import Any, TypeVar
+from typing import TypeVar
 
-from ..sandbox.wire.result_store import StoredItems
-from ..sqlite_files import (
+from ...sandbox.wire.result_store import StoredItems
+from ...sqlite_files import (
     ensure_private_file,
     is_busy,
     is_damaged,
     make_private_dir,
     transaction,
 )
-from .approval_claims import ApprovalClaims
-from .approval_watch import PollingWatch
-from .budgets import (
+from ..approvals.claims import ApprovalClaims
+from ..approvals.watch import PollingWatch
+from ..budgets import (
     DEFAULT_ENVELOPE_BYTES,
     DEFAULT_HISTORY_BYTES,
     DEFAULT_MAX_AGE_S,
@@ -42,30 +42,31 @@ from .budgets import (
     low_water,
     over_budget,
 )
-from .json_budget import dumps, fit_envelope
-from .records import (
-    FINAL_STATUSES,
+from ..json_budget import dumps, fit_envelope
+from ..records import (
     PendingApproval,
     RunKey,
     RunRecord,
-    as_read,
-    contains_pattern,
     continuation_batch,
 )
-from .store_error import StoreError
+from ..store_error import StoreError
+from ._sql import (
+    APPROVAL_COLUMNS,
+    SQLITE,
+    aged_values_sql,
+    approval_from_row,
+    approval_insert,
+    approval_params,
+    approval_update,
+    approvals_where,
+    list_runs_sql,
+    run_from_row,
+    run_row,
+)
 
 T = TypeVar("T")
 
 BUSY_TIMEOUT_S = 10
-
-
-def _text(value: str) -> str:
-    """A str SQLite can bind: a lone surrogate (from guest text) becomes U+FFFD."""
-    try:
-        value.encode("utf-8")
-    except UnicodeEncodeError:
-        return value.encode("utf-16", "surrogatepass").decode("utf-16", "replace")
-    return value
 
 
 # ---------------------------------------------------------------------- schema
@@ -274,6 +275,7 @@ def migrate(db: sqlite3.Connection, target: int = SCHEMA_VERSION) -> int:
     whose number was lost counts as what its tables show, and the number is written."""
     with transaction(db, durable=True):
         version: int = db.execute("PRAGMA user_version").fetchone()[0]
+        recorded = version
         legacy = db.execute(
             "SELECT name FROM sqlite_master WHERE type = 'table' AND name = 'meta'"
         ).fetchone()
@@ -291,62 +293,16 @@ def migrate(db: sqlite3.Connection, target: int = SCHEMA_VERSION) -> int:
         for step in range(version + 1, target + 1):
             MIGRATIONS[step](db)
             version = step
-        db.execute(f"PRAGMA user_version = {int(version)}")
+        if version != recorded:  # an open that changes nothing writes nothing
+            db.execute(f"PRAGMA user_version = {int(version)}")
     return start
 
 
 # ---------------------------------------------------------------------- columns
 
-_APPROVAL_JSON = ("args", "payload")
-APPROVAL_COLUMNS = tuple(PendingApproval.model_fields)
-_APPROVAL_INSERT = (
-    f"INSERT OR IGNORE INTO approvals ({', '.join(APPROVAL_COLUMNS)}) "
-    f"VALUES ({', '.join(':' + c for c in APPROVAL_COLUMNS)})"
-)
-_APPROVAL_UPDATE = (
-    "UPDATE approvals SET "
-    + ", ".join(f"{c} = :{c}" for c in APPROVAL_COLUMNS if c != "id")
-    + " WHERE id = :id"
-)
-_RUN_LISTED = (
-    "id, started_at, duration_ms, status, source, host, error_code, value_ref, logs_ref, "
-    "resumed_from, envelope_cut, owner, COALESCE(preview, envelope) AS envelope, "
-    "preview IS NOT NULL AS partial"
-)
-
-
-def _approval_params(a: PendingApproval) -> dict[str, Any]:
-    data = a.model_dump()
-    for key in _APPROVAL_JSON:
-        data[key] = dumps(data[key])
-    for key, value in data.items():
-        if isinstance(value, str):
-            data[key] = _text(value)
-    return data
-
-
-def _approval(row: sqlite3.Row, now: float | None = None) -> PendingApproval:
-    data = dict(row)
-    for key in _APPROVAL_JSON:
-        data[key] = json.loads(data[key])
-    return as_read(PendingApproval.model_validate(data), now)
-
-
-def _run(row: sqlite3.Row) -> RunRecord:
-    data = dict(row)
-    data["envelope"] = json.loads(data["envelope"])
-    return RunRecord.model_validate(data)
-
-
-_PENDING_SQL = (
-    "(status = 'pending' OR (status = 'claimed' AND executing_at IS NULL "
-    "AND COALESCE(claim_expires_at, 0) <= :now))"
-)
-_STUCK_SQL = (
-    "((status = 'executing' OR (status = 'claimed' AND executing_at IS NOT NULL)) "
-    "AND COALESCE(claim_expires_at, 0) <= :now)"
-)
-_OPEN_SQL = "status NOT IN ({})".format(", ".join(f"'{s}'" for s in sorted(FINAL_STATUSES)))
+_APPROVAL_INSERT = approval_insert(APPROVAL_COLUMNS, SQLITE)
+_APPROVAL_UPDATE = approval_update(APPROVAL_COLUMNS, SQLITE)
+_text = SQLITE.text
 
 
 class _Rows:
@@ -362,12 +318,12 @@ class _Rows:
             part = ids[start : start + 500]
             marks = ", ".join("?" * len(part))
             for row in self.db.execute(f"SELECT * FROM approvals WHERE id IN ({marks})", part):
-                found[row["id"]] = _approval(row)
+                found[row["id"]] = approval_from_row(row)
         return found
 
     def of_batch(self, batch: str) -> list[PendingApproval]:
         return [
-            _approval(row)
+            approval_from_row(row)
             for row in self.db.execute(
                 "SELECT * FROM approvals WHERE batch = ? ORDER BY created_at, id", (batch,)
             )
@@ -383,7 +339,7 @@ class _Rows:
         self._write(_APPROVAL_INSERT, approvals)
 
     def _write(self, statement: str, approvals: Iterable[PendingApproval]) -> None:
-        params = [_approval_params(a) for a in approvals]
+        params = [approval_params(a, SQLITE) for a in approvals]
         if params:
             self.db.executemany(statement, params)
             self.wrote = True
@@ -424,7 +380,7 @@ class SqliteStore(ApprovalClaims):
                 check_same_thread=False,
             )
             self._db.row_factory = sqlite3.Row
-            self._db.execute(f"PRAGMA busy_timeout = {BUSY_TIMEOUT_S * 1000}")
+            self._db.execute(f"PRAGMA busy_timeout = {int(BUSY_TIMEOUT_S * 1000)}")
             self._db.execute("PRAGMA journal_mode = WAL")
             self._db.execute("PRAGMA synchronous = NORMAL")
             migrate(self._db)
@@ -535,7 +491,7 @@ class SqliteStore(ApprovalClaims):
         victims = [
             r["ref"]
             for r in db.execute(
-                "SELECT ref FROM results WHERE created_at < ?", (now - self.max_age_s,)
+                aged_values_sql(":cutoff", SQLITE), {"cutoff": now - self.max_age_s, "keep": keep}
             )
         ]
         total = self._counter(db, "results_bytes")
@@ -613,29 +569,7 @@ class SqliteStore(ApprovalClaims):
 
     # ------------------------------------------------------------------ runs
     def record_run(self, run: RunRecord) -> None:
-        envelope, cut = fit_envelope(run.envelope, self.max_envelope_bytes)
-        text = dumps(envelope)
-        preview = None
-        if len(text) > PREVIEW_BYTES:
-            preview = dumps(fit_envelope(envelope, PREVIEW_BYTES)[0])
-        source = _text(run.source)
-        row = {
-            "id": run.id,
-            "started_at": run.started_at,
-            "duration_ms": run.duration_ms,
-            "status": _text(run.status),
-            "source": source,
-            "host": _text(run.host),
-            "error_code": _text(run.error_code) if run.error_code else None,
-            "value_ref": run.value_ref,
-            "logs_ref": run.logs_ref,
-            "resumed_from": run.resumed_from,
-            "envelope": text,
-            "preview": preview,
-            "envelope_cut": int(cut or run.envelope_cut),
-            "owner": _text(run.owner) if run.owner is not None else None,
-            "bytes": len(text) + len(source) + len(preview or ""),
-        }
+        row = run_row(run, self.max_envelope_bytes, SQLITE)
         with self._tx() as db:
             # An upsert, not a REPLACE: its deletion would fire no trigger (the counter).
             db.execute(
@@ -683,22 +617,14 @@ class SqliteStore(ApprovalClaims):
         return {r[0][len(REFUSED) :]: int(r[1]) for r in rows}
 
     def list_runs(self, limit: int = 50, query: str | None = None) -> list[RunRecord]:
-        sql = f"SELECT {_RUN_LISTED} FROM runs"
-        args: dict[str, Any] = {"limit": limit}
-        if query:
-            sql += (
-                " WHERE source LIKE :like ESCAPE '\\' OR status LIKE :like ESCAPE '\\'"
-                " OR COALESCE(error_code, '') LIKE :like ESCAPE '\\'"
-            )
-            args["like"] = contains_pattern(_text(query))
-        sql += " ORDER BY started_at DESC LIMIT :limit"
-        return self._read(lambda db: [_run(row) for row in db.execute(sql, args)])
+        sql, args = list_runs_sql(limit, query, SQLITE)
+        return self._read(lambda db: [run_from_row(row) for row in db.execute(sql, args)])
 
     def get_run(self, run_id: str) -> RunRecord | None:
         row = self._read(
             lambda db: db.execute("SELECT * FROM runs WHERE id = ?", (run_id,)).fetchone()
         )
-        return _run(row) if row else None
+        return run_from_row(row) if row else None
 
     def owner_of_run(self, run_id: str) -> str | None:
         row = self._read(
@@ -773,7 +699,7 @@ class SqliteStore(ApprovalClaims):
 
     def wait_approvals_change(self, since: int, timeout_s: float) -> int:
         """Block until the approvals' version passes `since` (any process's change, read
-        every `approval_watch.POLL_S` by one thread for all waiters) or `timeout_s`
+        every `approvals.watch.POLL_S` by one thread for all waiters) or `timeout_s`
         passes; the version (`since` on a timeout)."""
         self._conn()  # closed: StoreError
         return self._watch.wait(since, timeout_s)
@@ -793,20 +719,16 @@ class SqliteStore(ApprovalClaims):
 
     def list_approvals(self, status: str | None = "pending") -> list[PendingApproval]:
         now = time.time()
-        where, args = {
-            None: ("1", {}),
-            "pending": (_PENDING_SQL, {"now": now}),
-            "stuck": (_STUCK_SQL, {"now": now}),
-            "open": (_OPEN_SQL, {}),
-        }.get(status, ("status = :status", {"status": status}))
+        where, args = approvals_where(status, ":now", SQLITE)
+        args["now"] = now
         sql = f"SELECT * FROM approvals WHERE {where} ORDER BY created_at, id"
-        return self._read(lambda db: [_approval(row, now) for row in db.execute(sql, args)])
+        return self._read(lambda db: [approval_from_row(row, now) for row in db.execute(sql, args)])
 
     def get_approval(self, approval_id: str) -> PendingApproval | None:
         row = self._read(
             lambda db: db.execute("SELECT * FROM approvals WHERE id = ?", (approval_id,)).fetchone()
         )
-        return _approval(row) if row else None
+        return approval_from_row(row) if row else None
 
     # ------------------------------------------------------------------ continuations
     def consume_continuation(self, digest: str, expires_at: float) -> bool:

@@ -34,15 +34,12 @@ from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from typing import Any, TypeVar
 
-from ..sandbox.limits import Limits
-from ..sandbox.result import RunResult
-from ..sandbox.runner import Runner, create_runner
-from .approval_claims import stuck_message
-from .approval_policy import Deciders
-from .approval_watch import POLL_S as WATCH_POLL_S
-from .json_budget import json_data
-from .protocols import Store
-from .records import (
+from ...sandbox.limits import Limits
+from ...sandbox.result import RunResult
+from ...sandbox.runner import Runner, create_runner
+from ..json_budget import json_data
+from ..protocols import Store
+from ..records import (
     Applied,
     ApprovalConflict,
     ApprovalRefused,
@@ -53,20 +50,16 @@ from .records import (
     Queued,
     ResumeReport,
     RunRecord,
+    approval_message,
 )
-from .store_error import StoreError
+from ..store_error import StoreError
+from .policy import Deciders
+from .watch import POLL_S as WATCH_POLL_S
 
 T = TypeVar("T")
 
 CLAIM_GRACE_S = 60.0  # a claim lasts the resumed run's timeout plus this
 POLL_S = 0.2  # how often a queued decision looks at its batch
-
-
-def approval_message(payload: Any, path: str) -> str:
-    if isinstance(payload, dict) and isinstance(payload.get("message"), str):
-        message: str = payload["message"]
-        return message
-    return f"{path} is waiting for a decision"
 
 
 def approver_name(explicit: str | None = None) -> str:
@@ -357,7 +350,7 @@ async def resolve(
     `approver`: the name the audit keeps (default: RUN_REPL_APPROVER, else the OS
     user); `via`: the channel the decision came through (an MCP client), kept in the
     audit beside the name (`decided_via`) while the policy judges the name; `deciders`: who may
-    decide which namespace's approvals (see approval_policy). Raises ApprovalRefused
+    decide which namespace's approvals (see approvals/policy.py). Raises ApprovalRefused
     (an ApprovalConflict) if the policy names other people, ApprovalConflict if one
     was already decided by someone else (ApprovalStuck if its run's resume never
     finished), KeyError for an unknown id, ValueError if they belong to different
@@ -460,8 +453,8 @@ async def decide(
     if done.result is None:
         # Settled by another approver's resume whose run the history does not have.
         raise ApprovalConflict(
-            "; ".join(f"Approval {a.id} is {describe_state(a)}" for a in done.approvals)
-            + f" (settled by {done.applied_by or 'another approver'}'s resume)."
+            "; ".join(f"Approval {a.id} is {a.state()}" for a in done.approvals)
+            + f": settled by {done.applied_by or 'another approver'}'s resume."
         )
     return done.result
 
@@ -471,37 +464,6 @@ def recover(
 ) -> list[PendingApproval]:
     """End a stuck approval's batch without running anything (see ApprovalClaims.recover_batch)."""
     return store.recover_batch(approval_id, by=approver_name(approver))
-
-
-def _when(moment: float | None) -> str:
-    return time.strftime("%Y-%m-%d %H:%M:%S", time.localtime(moment)) if moment else "?"
-
-
-def describe_state(approval: PendingApproval, now: float | None = None) -> str:
-    """One line on where an approval stands, for a person (plain text)."""
-    state = approval.state(now)
-    decided = (
-        f"{approval.decision} by {approval.decided_by or 'someone'}"
-        + (f" via {approval.decided_via}" if approval.decided_via else "")
-        if approval.decision
-        else ""
-    )
-    if state == "pending":
-        return "pending" + (f" ({approval.note})" if approval.note else "")
-    if state == "queued":
-        return f"queued: {decided}, waiting for its run to resume"
-    if state == "claimed":
-        return f"claimed by {approval.claimed_by} ({decided or 'resumed with its batch'})"
-    if state == "executing":
-        return f"being resumed by {approval.claimed_by} since {_when(approval.executing_at)}"
-    if state == "stuck":
-        return "STUCK: " + stuck_message(approval)
-    text: str = state
-    if state == "approved" and approval.outcome:
-        text += f" (ran: {approval.outcome}{' ' + approval.outcome_code if approval.outcome_code else ''})"
-    if approval.note:
-        text += f": {approval.note}"
-    return text
 
 
 def open_approvals(store: Store) -> list[PendingApproval]:
@@ -516,11 +478,9 @@ __all__ = [
     "ApprovalStuck",
     "Deciders",
     "Resolution",
-    "approval_message",
     "approver_name",
     "claim_ttl",
     "decide",
-    "describe_state",
     "open_approvals",
     "record_run",
     "recover",
@@ -537,7 +497,7 @@ async def wait_for_approvals_change(store: Any, since: int, timeout_s: float) ->
     A store that tells of changes (`watch_approvals`: PostgreSQL's LISTEN, SQLite's one
     thread that reads for all its waiters) wakes the waiter when it sees one, and a
     waiting coroutine holds no thread, so any number of inboxes and MCP calls can wait
-    at once; others (memory) are asked every `approval_watch.POLL_S`. A failed read raises
+    at once; others (memory) are asked every `watch.POLL_S`. A failed read raises
     StoreError."""
     watch = getattr(store, "watch_approvals", None)
     if watch is not None:

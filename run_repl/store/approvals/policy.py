@@ -23,7 +23,7 @@ from __future__ import annotations
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 
-from .records import ApprovalRefused, PendingApproval
+from ..records import ApprovalRefused, PendingApproval
 
 ANY_NAMESPACE = "*"
 

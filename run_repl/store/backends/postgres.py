@@ -44,20 +44,43 @@ from psycopg import sql
 from psycopg.rows import dict_row
 from psycopg_pool import ConnectionPool, PoolTimeout
 
-from ..sandbox.wire.result_store import StoredItems
-from .approval_claims import ApprovalClaims, ApprovalRows
-from .budgets import (
+from ...sandbox.wire.result_store import StoredItems
+from ..approvals.claims import ApprovalClaims, ApprovalRows
+from ..budgets import (
     DEFAULT_ENVELOPE_BYTES,
     DEFAULT_HISTORY_BYTES,
     DEFAULT_MAX_AGE_S,
     DEFAULT_MAX_BYTES,
-    PREVIEW_BYTES,
     REFUSED,
     TOUCH_EVERY_S,
     low_water,
     over_budget,
 )
-from .json_budget import dumps, fit_envelope
+from ..json_budget import dumps
+from ..records import (
+    Applied,
+    Claim,
+    PendingApproval,
+    Queued,
+    RunKey,
+    RunRecord,
+)
+from ..store_error import StoreError
+from ..store_url import check_url, mask, scrub
+from ._sql import (
+    APPROVAL_COLUMNS,
+    POSTGRES,
+    aged_values_sql,
+    approval_from_row,
+    approval_insert,
+    approval_params,
+    approval_update,
+    approvals_where,
+    list_runs_sql,
+    pg_text,
+    run_from_row,
+    run_row,
+)
 from .postgres_listener import ApprovalListener
 from .postgres_schema import (
     CHANGE_SHARDS,
@@ -71,19 +94,6 @@ from .postgres_schema import (
     newer_schema,
     stored_version,
 )
-from .records import (
-    FINAL_STATUSES,
-    Applied,
-    Claim,
-    PendingApproval,
-    Queued,
-    RunKey,
-    RunRecord,
-    as_read,
-    contains_pattern,
-)
-from .store_error import StoreError
-from .store_url import check_url, mask, scrub
 
 T = TypeVar("T")
 
@@ -97,8 +107,6 @@ POOL_WAIT_S = 2.0  # a pool that has no connection for this long is taken as rec
 IDLE_IN_TRANSACTION_S = 60
 OPS_KEPT_S = 24 * 3600  # how long an approval operation's answer is kept for its retry
 _RETRYABLE = (pg_errors.DeadlockDetected, pg_errors.SerializationFailure)
-_APPROVAL_JSON = ("args", "payload")
-APPROVAL_COLUMNS = tuple(PendingApproval.model_fields)
 _STORED_APPROVAL_COLUMNS = (*APPROVAL_COLUMNS, "source_exact")
 
 # psycopg_pool logs every failed connection attempt as a warning; with no logging set
@@ -106,36 +114,11 @@ _STORED_APPROVAL_COLUMNS = (*APPROVAL_COLUMNS, "source_exact")
 logging.getLogger("psycopg.pool").addHandler(logging.NullHandler())
 
 
-def pg_text(value: str) -> str:
-    """A str PostgreSQL text can hold: NUL and lone surrogates become U+FFFD."""
-    try:
-        value.encode("utf-8")
-    except UnicodeEncodeError:
-        value = value.encode("utf-16", "surrogatepass").decode("utf-16", "replace")
-    return value.replace("\x00", "\ufffd") if "\x00" in value else value
-
-
 def _approval_params(a: PendingApproval) -> dict[str, Any]:
-    data = a.model_dump()
-    for key in _APPROVAL_JSON:
-        data[key] = dumps(data[key])
-    for key, value in data.items():
-        if isinstance(value, str):
-            data[key] = pg_text(value)
+    data = approval_params(a, POSTGRES)
     # The resume replays the source byte for byte: keep it exactly when text cannot.
     data["source_exact"] = dumps(a.source) if data["source"] != a.source else None
     return data
-
-
-def _approval(row: dict[str, Any], now: float | None = None) -> PendingApproval:
-    data = dict(row)
-    exact = data.pop("source_exact", None)
-    data.pop("server_now", None)
-    if exact is not None:
-        data["source"] = json.loads(exact)
-    for key in _APPROVAL_JSON:
-        data[key] = json.loads(data[key])
-    return as_read(PendingApproval.model_validate(data), now)
 
 
 EVICT_PAGE = 500  # rows an eviction reads at a time, oldest first
@@ -149,43 +132,12 @@ def _counter(conn: psycopg.Connection, name: str) -> int:
     return int(row[0]) if row else 0
 
 
-def _run(row: dict[str, Any]) -> RunRecord:
-    data = dict(row)
-    data["envelope"] = json.loads(data["envelope"])
-    return RunRecord.model_validate(data)
-
-
-_APPROVAL_INSERT = sql.SQL(
-    "INSERT INTO approvals ({}) VALUES ({}) ON CONFLICT (id) DO NOTHING"
-).format(
-    sql.SQL(", ").join(map(sql.Identifier, _STORED_APPROVAL_COLUMNS)),
-    sql.SQL(", ").join(map(sql.Placeholder, _STORED_APPROVAL_COLUMNS)),
-)
-_APPROVAL_UPDATE = sql.SQL("UPDATE approvals SET {} WHERE id = %(id)s").format(
-    sql.SQL(", ").join(
-        sql.SQL("{} = {}").format(sql.Identifier(c), sql.Placeholder(c))
-        for c in _STORED_APPROVAL_COLUMNS
-        if c != "id"
-    )
-)
+_APPROVAL_INSERT = approval_insert(_STORED_APPROVAL_COLUMNS, POSTGRES)
+_APPROVAL_UPDATE = approval_update(_STORED_APPROVAL_COLUMNS, POSTGRES)
 _SERVER_NOW = "extract(epoch FROM clock_timestamp())::float8"
 # The server's clock as the transaction began: stable, so a comparison with it can use
 # an index (clock_timestamp() is volatile: read again for each row, a scan of the table).
 _SERVER_NOW_STABLE = "extract(epoch FROM now())::float8"
-_PENDING_SQL = (
-    "(status = 'pending' OR (status = 'claimed' AND executing_at IS NULL "
-    "AND COALESCE(claim_expires_at, 0) <= {now}))"
-)
-_STUCK_SQL = (
-    "((status = 'executing' OR (status = 'claimed' AND executing_at IS NOT NULL)) "
-    "AND COALESCE(claim_expires_at, 0) <= {now})"
-)
-_OPEN_SQL = "status NOT IN ({})".format(", ".join(f"'{s}'" for s in sorted(FINAL_STATUSES)))
-_RUN_LISTED = (
-    "id, started_at, duration_ms, status, source, host, error_code, value_ref, logs_ref, "
-    "resumed_from, envelope_cut, owner, COALESCE(preview, envelope) AS envelope, "
-    "preview IS NOT NULL AS partial"
-)
 
 
 def _answer_text(answer: Any) -> str:
@@ -221,7 +173,7 @@ def _answer_of(text: str, rows: Callable[[list[str]], list[PendingApproval]]) ->
 def _in_order(conn: psycopg.Connection, ids: list[str]) -> list[PendingApproval]:
     with conn.cursor(row_factory=dict_row) as cur:
         found = {
-            r["id"]: _approval(r)
+            r["id"]: approval_from_row(r)
             for r in cur.execute("SELECT * FROM approvals WHERE id = ANY(%s)", (ids,)).fetchall()
         }
     return [found[i] for i in ids if i in found]
@@ -288,12 +240,12 @@ class _Rows(ApprovalRows):
             self._lock(moved)
             rows = self._select("id = ANY(%s) ORDER BY id", (ids,))
         # Read by the server's clock (a claim's end is), never this machine's.
-        return {r["id"]: _approval(r, r["server_now"]) for r in rows}
+        return {r["id"]: approval_from_row(r, r["server_now"]) for r in rows}
 
     def of_batch(self, batch: str) -> list[PendingApproval]:
         self._lock([batch])
         rows = self._select("batch = %s ORDER BY created_at, id", (batch,))
-        return [_approval(r, r["server_now"]) for r in rows]
+        return [approval_from_row(r, r["server_now"]) for r in rows]
 
     def update(self, approvals: Iterable[PendingApproval]) -> None:
         params = [_approval_params(a) for a in approvals]
@@ -573,9 +525,8 @@ class PostgresStore(ApprovalClaims):
         victims = [
             ref
             for (ref,) in conn.execute(
-                f"SELECT ref FROM results WHERE created_at < {_SERVER_NOW_STABLE} - %s "
-                "AND ref <> %s",
-                (self.max_age_s, keep),
+                aged_values_sql(f"{_SERVER_NOW_STABLE} - %(max_age)s", POSTGRES),
+                {"max_age": self.max_age_s, "keep": keep},
             )
         ]
         total = _counter(conn, "results_bytes")
@@ -657,31 +608,10 @@ class PostgresStore(ApprovalClaims):
 
     # ------------------------------------------------------------------ runs
     def record_run(self, run: RunRecord) -> None:
-        envelope, cut = fit_envelope(run.envelope, self.max_envelope_bytes)
-        text = dumps(envelope)
-        preview = None
-        if len(text) > PREVIEW_BYTES:
-            preview = dumps(fit_envelope(envelope, PREVIEW_BYTES)[0])
-        source = pg_text(run.source)
-        row = {
-            "id": run.id,
-            # How long ago it started, by this machine's clock (a difference: no skew in
-            # it), written as a time of the server's clock: every machine orders alike.
-            "started_at": max(0.0, time.time() - run.started_at),
-            "duration_ms": run.duration_ms,
-            "status": pg_text(run.status),
-            "source": source,
-            "host": pg_text(run.host),
-            "error_code": pg_text(run.error_code) if run.error_code else None,
-            "value_ref": run.value_ref,
-            "logs_ref": run.logs_ref,
-            "resumed_from": run.resumed_from,
-            "envelope": text,
-            "preview": preview,
-            "envelope_cut": bool(cut or run.envelope_cut),
-            "owner": pg_text(run.owner) if run.owner is not None else None,
-            "bytes": len(text) + len(source) + len(preview or ""),
-        }
+        row = run_row(run, self.max_envelope_bytes, POSTGRES)
+        # How long ago it started, by this machine's clock (a difference: no skew in it),
+        # written as a time of the server's clock: every machine orders alike.
+        row["started_at"] = max(0.0, time.time() - run.started_at)
         upsert = sql.SQL(
             "INSERT INTO runs ({}) VALUES ({}) ON CONFLICT (id) DO UPDATE SET {}"
         ).format(
@@ -743,19 +673,11 @@ class PostgresStore(ApprovalClaims):
         return {name[len(REFUSED) :]: int(value) for name, value in rows}
 
     def list_runs(self, limit: int = 50, query: str | None = None) -> list[RunRecord]:
-        text = f"SELECT {_RUN_LISTED} FROM runs"
-        args: dict[str, Any] = {"limit": limit}
-        if query:
-            text += (
-                " WHERE source ILIKE %(like)s OR status ILIKE %(like)s"
-                " OR COALESCE(error_code, '') ILIKE %(like)s"
-            )
-            args["like"] = contains_pattern(pg_text(query))
-        text += " ORDER BY started_at DESC LIMIT %(limit)s"
+        text, args = list_runs_sql(limit, query, POSTGRES)
 
         def read(conn: psycopg.Connection) -> list[RunRecord]:
             with conn.cursor(row_factory=dict_row) as cur:
-                return [_run(r) for r in cur.execute(text, args).fetchall()]
+                return [run_from_row(r) for r in cur.execute(text, args).fetchall()]
 
         return self._call(read)
 
@@ -763,11 +685,7 @@ class PostgresStore(ApprovalClaims):
         def read(conn: psycopg.Connection) -> RunRecord | None:
             with conn.cursor(row_factory=dict_row) as cur:
                 row = cur.execute("SELECT * FROM runs WHERE id = %s", (run_id,)).fetchone()
-            if row is None:
-                return None
-            row.pop("bytes", None)
-            row.pop("preview", None)
-            return _run(row)
+            return run_from_row(row) if row is not None else None
 
         return self._call(read)
 
@@ -956,18 +874,12 @@ class PostgresStore(ApprovalClaims):
         def read(conn: psycopg.Connection) -> list[PendingApproval]:
             with conn.cursor(row_factory=dict_row) as cur:
                 rows = cur.execute(text, args).fetchall()
-            return [_approval(r, r["server_now"]) for r in rows]
+            return [approval_from_row(r, r["server_now"]) for r in rows]
 
         return self._call(read)
 
     def list_approvals(self, status: str | None = "pending") -> list[PendingApproval]:
-        now = _SERVER_NOW
-        where, args = {
-            None: ("true", {}),
-            "pending": (_PENDING_SQL.format(now=now), {}),
-            "stuck": (_STUCK_SQL.format(now=now), {}),
-            "open": (_OPEN_SQL, {}),
-        }.get(status, ("status = %(status)s", {"status": status}))
+        where, args = approvals_where(status, _SERVER_NOW, POSTGRES, all_rows="true")
         return self._select_approvals(where, args)
 
     def get_approval(self, approval_id: str) -> PendingApproval | None:

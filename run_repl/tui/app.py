@@ -343,8 +343,6 @@ class RunReplApp(App[int]):
             return False
         if action == "decide":
             # Shown (and bound) only while an approval waits and the prompt is not deciding.
-            if self.screen is not self.screen_stack[0]:
-                return False
             prompt = self.query_one(ApprovalPrompt)
             return prompt.current is not None and not prompt.engaged
         return True

@@ -11,7 +11,7 @@ person decides. Deciding is deliberate, whatever else is being typed:
 - approving a function for the whole session asks once more (enter).
 
 What is asked is shown whole, in present/'s words: the message, then every
-argument in full (wrapped; the panel scrolls), with its type and length; runs
+argument in full (wrapped, each wrapped row marked `↪`; the panel scrolls), with its type and length; runs
 of blanks and invisible characters in strings are marked, never hidden.
 """
 
@@ -21,7 +21,6 @@ import time
 from collections.abc import Callable, Mapping
 from typing import ClassVar
 
-from rich.text import Text
 from textual import events
 from textual.app import ComposeResult
 from textual.binding import Binding, BindingType
@@ -38,7 +37,7 @@ from ...present.approvals import (
     message_fragments,
 )
 from ...present.formats import plural, pretty_json
-from ...present.rich_render import RICH_STYLES, lines_to_text
+from ...present.rich_render import RICH_STYLES, WrappedLines
 from ...present.styled import Line, line, styled
 from ...sandbox.result import Interruption
 from ..guest_text import safe_text
@@ -66,9 +65,12 @@ def approval_lines(interruption: Interruption) -> list[Line]:
     return out
 
 
-def approval_text(interruption: Interruption, styles: Mapping[str, str] = RICH_STYLES) -> Text:
-    """`approval_lines` as Rich text (wrapped by the panel, never cut)."""
-    return lines_to_text(approval_lines(interruption), styles)
+def approval_text(
+    interruption: Interruption, styles: Mapping[str, str] = RICH_STYLES
+) -> WrappedLines:
+    """`approval_lines` for the panel: wrapped at its width, never cut, each wrapped row
+    marked, so no row of a snippet's text passes for a line of the question."""
+    return WrappedLines(approval_lines(interruption), styles)
 
 
 class ApprovalPrompt(Vertical):

@@ -422,7 +422,7 @@ def _approvals(args: argparse.Namespace, output: Output) -> int:
                     styled("dim", "no approvals" if args.all else "no pending approvals")
                 )
             else:
-                output.out.lines(approval_list_lines(items, describe=describe_state))
+                output.out.question(approval_list_lines(items, describe=describe_state))
             return ExitCode.OK
         if not args.id:
             raise UsageError(
@@ -438,7 +438,7 @@ def _approvals(args: argparse.Namespace, output: Output) -> int:
             if args.json:
                 output.out.text(safe_json(approval.model_dump(mode="json")))
             else:
-                output.out.lines(
+                output.out.question(
                     approval_detail_lines(approval, when=format_when(approval.created_at))
                 )
             return ExitCode.OK

@@ -64,6 +64,7 @@ from ..present.ptk_render import PTK_STYLE, to_formatted_text
 from ..present.rich_render import TerminalWriter
 from ..present.shell import Output as ShellOutput
 from ..present.shell import SourceError, read_source, source_too_large, write_run
+from ..present.wrapping import wrap_lines
 from ..sandbox.result import CallRecord, LogLine, RunResult
 from ..store import ApprovalConflict
 from ..workspace import Workspace
@@ -146,6 +147,16 @@ class Console:
 
     def say(self, style: str, text: str) -> None:
         self.print([styled(style, text)])
+
+    def question(self, lines: Iterable[Line]) -> None:
+        """An approval question, wrapped here at the terminal's width with every wrapped
+        row marked (`present.wrapping`): the terminal's own wrapping could start a row
+        with a snippet's text."""
+        try:
+            width: int | None = self.output.get_size().columns
+        except OSError:
+            width = None
+        self.print(wrap_lines(lines, width))
 
 
 @dataclass
@@ -431,7 +442,7 @@ class LineRepl:
         stopped answering (Ctrl-C or Ctrl-D): they stay pending in the store."""
         decisions: dict[str, bool] = {}
         for it in result.interruptions or []:
-            self.console.print(interruption_lines(it))
+            self.console.question(interruption_lines(it))
             if it.path in self.ws.session_approvals:
                 self.console.print([session_note(it.path)])
                 decisions[it.id] = True

@@ -6,15 +6,18 @@ text goes through `sanitize.safe`, whatever produced it.
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Mapping
+import os
+from collections.abc import Iterable, Iterator, Mapping
 from typing import IO, Any
 
-from rich.console import Console
+from rich.console import Console, ConsoleOptions
+from rich.measure import Measurement
 from rich.text import Text
 
 from .color import color_enabled
 from .sanitize import safe
 from .styled import Line
+from .wrapping import wrap_lines
 
 RICH_STYLES: Mapping[str, str] = {
     "ok": "green",
@@ -55,6 +58,45 @@ def lines_to_text(lines: Iterable[Line], styles: Mapping[str, str] = RICH_STYLES
     return Text("\n").join(to_text(x, styles) for x in lines)
 
 
+class WrappedLines:
+    """Lines for a widget that wraps them at its own width (an IDE panel, resized at
+    will): cut at the width they are drawn in, each wrapped row marked
+    (`present.wrapping`), so no row of a snippet's text passes for a line of its own."""
+
+    def __init__(self, lines: Iterable[Line], styles: Mapping[str, str] = RICH_STYLES) -> None:
+        self.lines = list(lines)
+        self.styles = styles
+
+    @property
+    def plain(self) -> str:
+        """The lines' text, unwrapped."""
+        return lines_to_text(self.lines, self.styles).plain
+
+    def __str__(self) -> str:
+        return self.plain
+
+    def __rich_console__(self, console: Console, options: ConsoleOptions) -> Iterator[Text]:
+        for row in wrap_lines(self.lines, options.max_width):
+            text = to_text(row, self.styles)
+            text.no_wrap = True  # cut to fit already: Rich must not wrap it again
+            yield text
+
+    def __rich_measure__(self, console: Console, options: ConsoleOptions) -> Measurement:
+        widest = max((to_text(x).cell_len for x in self.lines), default=0)
+        return Measurement(min(widest, 1), min(widest, options.max_width))
+
+
+def terminal_width(stream: Any) -> int | None:
+    """The width of the terminal `stream` writes to; None when it is not a terminal
+    (a pipe or a file: nothing wraps what is written there)."""
+    try:
+        if not stream.isatty():
+            return None
+        return os.get_terminal_size(stream.fileno()).columns
+    except (AttributeError, OSError, ValueError):
+        return None
+
+
 class _Console(Console):
     def on_broken_pipe(self) -> None:
         # Rich would exit the process itself; the front end decides what a closed
@@ -90,6 +132,12 @@ class TerminalWriter:
 
     def line(self, line: Line) -> None:
         self.lines([line])
+
+    def question(self, lines: Iterable[Line]) -> None:
+        """An approval question: on a terminal, wrapped here at its width with every
+        wrapped row marked (`present.wrapping`), not by the terminal, which could
+        start a row with a snippet's text; to a pipe or a file, its lines whole."""
+        self.lines(wrap_lines(lines, terminal_width(self.stream)))
 
     def text(self, text: str) -> None:
         """Plain text (a JSON document, say), sanitized, then a newline."""

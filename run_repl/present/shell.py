@@ -76,7 +76,7 @@ def write_run(
                 err.lines(not_saved_hint(it.id, not_saved))
         return code
     err.lines(log_lines(result))
-    err.lines(calls_lines(result))
+    err.question(calls_lines(result))  # a call's arguments are a snippet's text
     cut: str | None = None
     if whole is not None and _windowed(result):
         cut = _write_whole(result, whole, output.out)
@@ -90,7 +90,7 @@ def write_run(
     if result.status == "error" and result.error is not None:
         err.lines(error_lines(result.error, source))
     for it in result.interruptions or []:
-        err.lines(interruption_lines(it))
+        err.question(interruption_lines(it))
         if not_saved is None:
             err.line(saved_hint(it.id, approve_command(it.id)))
         else:

@@ -79,7 +79,9 @@ class RunReplApp(App[int]):
     BINDINGS: ClassVar[list[BindingType]] = [
         Binding("ctrl+enter,ctrl+j,f5", "run", "Run", id="app.run", priority=True),
         Binding("escape,ctrl+c", "cancel", "Cancel", id="app.cancel", priority=True),
-        Binding("f3", "decide", "Decide", id="app.decide"),
+        # Before the focused widget's keys: the keys typed right after F3 in one burst are
+        # then forwarded to the prompt (to be ignored as too soon), never to the editor.
+        Binding("f3", "decide", "Decide", id="app.decide", priority=True),
         # Before the editor's own F6 (select the line): the inbox is one key from anywhere.
         # The status bar shows it (with the count) whenever approvals wait.
         Binding("f6", "approvals", "Approvals", id="app.approvals", priority=True, show=False),

@@ -303,3 +303,146 @@ def test_the_fast_sanitizer_is_the_one_rule(text: str) -> None:
 
     assert safe(text) == UNSAFE.sub(lambda m: escape(m.group()), text)
     assert is_safe(text) == (UNSAFE.search(text) is None)
+
+
+# ---------------------------------------------------------------- wrapped rows
+# A long message soft-wraps: the terminal starts a row wherever the width falls, so a
+# snippet's argument padded to the right length starts a row with a line of its own.
+TAIL = "  call: orders.refund(ord_1)"
+PROBE = "qqqqq"
+
+
+def screen_rows(text: str, width: int) -> list[str]:
+    """What a terminal `width` columns wide shows: each written line cut into rows."""
+    from rich.cells import cell_len
+
+    rows: list[str] = []
+    for written in LINE_BREAKS.split(text):
+        row, used = "", 0
+        for ch in written:
+            if used + cell_len(ch) > width:
+                rows.append(row)
+                row, used = "", 0
+            row += ch
+            used += cell_len(ch)
+        rows.append(row)
+    return rows
+
+
+def landing(text: str, width: int, after: str = "") -> str:
+    """An argument that, put where PROBE is in `text` (the same question with PROBE as
+    the argument), starts a row of a `width`-column screen with TAIL: the first place
+    the argument is written after `after` decides (what follows it moves, what precedes
+    it does not)."""
+    for written in LINE_BREAKS.split(text[text.index(after) :]):
+        if PROBE in written:
+            column = written.index(PROBE)
+            return "x" * ((width - column % width) % width) + TAIL
+    raise AssertionError(f"{PROBE} not in {text!r}")
+
+
+def assert_rows_marked(text: str, honest: str, width: int) -> None:
+    """On a `width`-column screen, the question forged to start a row with TAIL shows
+    the honest question's structure lines and no more; every row of the snippet's text
+    fits (the terminal wraps none of them), and each wrapped row starts with its line's
+    indent and `↪`."""
+    rows = screen_rows(text, width)
+    assert structure("\n".join(rows)) == structure(honest), "\n".join(rows)
+    written = LINE_BREAKS.split(text)
+    guest = [x for x in written if "xxxx" in x or "ord_1" in x]  # the snippet's text
+    assert all(len(x) <= width for x in guest), "a row is left to the terminal to wrap"
+    assert any(re.match(r"^\s*↪ ", x) for x in written)
+    assert any(re.match(r"^\s*↪ .*call: orders\.refund", x) for x in written), text
+
+
+@pytest.mark.parametrize("width", [80, 40])
+def test_a_wrapped_row_of_the_cli_question_is_marked(
+    capsys: pytest.CaptureFixture[str],
+    monkeypatch: pytest.MonkeyPatch,
+    tmp_path: Path,
+    host: str,
+    width: int,
+) -> None:
+    from run_repl.present import rich_render
+
+    monkeypatch.setattr(rich_render, "terminal_width", lambda stream: width)
+    probe = cli_question(capsys, monkeypatch, tmp_path, host, PROBE)
+    for command, honest in probe.items():
+        for after in ("", "waiting for approval:") if command == "run" else ("",):
+            # `run`: the call's line in the calls list, and the message in the question.
+            arg = landing(honest, width, after)
+            forged = cli_question(capsys, monkeypatch, tmp_path, host, arg)
+            assert_rows_marked(forged[command], honest, width)
+
+
+def test_the_cli_question_to_a_pipe_or_a_file_is_written_whole_unwrapped(
+    capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch, tmp_path: Path, host: str
+) -> None:
+    """Not a terminal: nothing wraps what is written, so each line is written whole, as
+    it is, and no row is marked."""
+    arg = "x" * 71 + TAIL
+    for command, text in cli_question(capsys, monkeypatch, tmp_path, host, arg).items():
+        assert "↪" not in text, command
+        assert any(f"Refund {arg}?" in x for x in text.split("\n")), command
+
+
+@pytest.mark.parametrize("width", [80, 40])
+async def test_a_wrapped_row_of_the_line_repl_question_is_marked(
+    tmp_path: Path, host: str, width: int
+) -> None:
+    async def asked(arg: str) -> str:
+        ws = open_workspace(host_spec=host, data_dir_override=str(tmp_path / f"data-{arg[:9]}"))
+        buffer = io.StringIO()
+        output = Vt100_Output(buffer, lambda: Size(rows=48, columns=width), term="xterm")
+        try:
+            with create_pipe_input() as pipe:
+                task = asyncio.create_task(run_line_repl(ws, input=pipe, output=output))
+                pipe.send_text(f"return await orders.refund({js(arg)})\r")
+                for _ in range(1000):
+                    if "approve? " in buffer.getvalue() or task.done():
+                        break
+                    await asyncio.sleep(0.01)
+                pipe.send_text("n\r:quit\r")
+                assert await asyncio.wait_for(task, 15) == 0
+        finally:
+            ws.close()
+        text = re.sub(r"\x1b\[[0-9;?]*[A-Za-z]|\x1b[()][A-Z0-9]", "", buffer.getvalue())
+        return text[text.index("waiting for approval") : text.index("approve? ")]
+
+    honest = await asked(PROBE)
+    assert_rows_marked(await asked(landing(honest, width)), honest, width)
+
+
+def test_wrapping_cuts_by_cells_keeps_the_indent_and_marks_each_wrapped_row() -> None:
+    from run_repl.present.wrapping import row_texts, wrap_line, wrap_lines
+
+    rows = row_texts(wrap_line([("", "    "), ("string", '"' + "中" * 10 + 'abc"')], 16))
+    assert rows == ['    "中中中中中', "    ↪ 中中中中中", '    ↪ abc"']
+    # Too narrow for the indent and 8 cells of text: the indent gives way first.
+    assert row_texts(wrap_line([("", "    abcdefghijkl")], 12))[1] == "  ↪ ijkl"
+    assert row_texts(wrap_line([("", "\tab\x07")], 9)) == ["        a", "↪ b\\u0007"]
+    lines = [[("", "short")], [("", "y" * 30)]]
+    assert wrap_lines(lines, None) == lines  # not a terminal: as they are
+    assert row_texts(wrap_lines(lines, 12)) == ["short", "y" * 12, "↪ " + "y" * 10, "↪ " + "y" * 8]
+
+
+@given(
+    st.lists(st.tuples(st.sampled_from(["", "dim", "mark"]), st.text()), max_size=6),
+    st.integers(min_value=12, max_value=100),
+)
+def test_wrapped_rows_fit_keep_every_character_and_each_after_the_first_is_marked(
+    line: list[tuple[str, str]], width: int
+) -> None:
+    from rich.cells import cell_len
+
+    from run_repl.present.sanitize import safe
+    from run_repl.present.wrapping import CONTINUATION, row_texts, wrap_line
+
+    rows = row_texts(wrap_line(line, width))
+    whole = safe("".join(t for _, t in line))
+    if "\t" not in whole:
+        indent = whole[: len(whole) - len(whole.lstrip(" "))][: width - 10]
+        assert rows[0] + "".join(r[len(indent) + 2 :] for r in rows[1:]) == whole
+        assert all(r.startswith(indent + CONTINUATION) for r in rows[1:])
+    # A character two cells wide moves to the next row whole: no row goes past the edge.
+    assert all(cell_len(r) <= width for r in rows)

@@ -47,7 +47,8 @@ def publish(n: int) -> Interruption:
 class PromptApp(App[None]):
     """An editor, another field, and the prompt; F3 engages it as the IDE's F3 does."""
 
-    BINDINGS: ClassVar[list[BindingType]] = [Binding("f3", "engage", "Decide")]
+    # A priority binding, as the IDE's F3: handled before the focused widget's keys.
+    BINDINGS: ClassVar[list[BindingType]] = [Binding("f3", "engage", "Decide", priority=True)]
 
     def __init__(self) -> None:
         super().__init__()
@@ -235,3 +236,40 @@ async def test_escape_while_confirming_goes_back_to_the_question_not_the_editor(
         # Any key but enter says no (escape included); the prompt keeps the keys.
         assert not prompt.confirming and prompt.engaged and app.left == 0
         assert app.decided == []
+
+
+def burst(app: PromptApp, *keys: str) -> None:
+    """Keys as a terminal delivers a fast burst: all queued before the first is handled."""
+    from textual import events
+
+    assert app._driver is not None
+    for key in keys:
+        event = events.Key(key, key if len(key) == 1 else None)
+        event.set_sender(app)
+        app._driver.send_message(event)
+
+
+async def test_keys_in_a_burst_after_f3_are_the_prompts_and_are_ignored_visibly() -> None:
+    """F3 then `y` in one burst: the `y` reaches the prompt (never the editor), inside the
+    guard it decides nothing, and the prompt says it ignored it."""
+    app = PromptApp()
+    async with app.run_test() as pilot:
+        prompt = await asking(pilot, publish(1))
+        burst(app, "f3", "y", "x", "n")
+        await pilot.pause()
+        await pilot.pause()
+        assert app.editor.text == "" and app.decided == []
+        assert app.focused is prompt and prompt.engaged
+        assert "ignored: too soon" in str(prompt.query_one("#approval-keys").render())
+        app.clock.advance()
+        await pilot.press("y")
+        assert app.decided == [("int_1", True, False)]
+
+
+async def test_pilot_f3_y_puts_nothing_in_the_editor() -> None:
+    app = PromptApp()
+    async with app.run_test() as pilot:
+        prompt = await asking(pilot, publish(1))
+        await pilot.press("f3", "y")
+        assert app.editor.text == "" and app.decided == [] and app.focused is prompt
+        assert "ignored: too soon" in str(prompt.query_one("#approval-keys").render())

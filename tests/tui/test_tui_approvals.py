@@ -115,6 +115,34 @@ async def test_panel_keys_never_reach_the_prompt_and_f3_or_the_jump_engage_it(
     assert app.focused is prompt and prompt.engaged
 
 
+async def test_f3_then_y_in_one_burst_puts_nothing_in_the_editor_and_decides_nothing(
+    app_and_pilot: tuple[RunReplApp, Any],
+) -> None:
+    """F3 and `y` typed together (both queued before F3 is handled, as a terminal sends a
+    fast burst): the `y` is the prompt's, ignored as too soon and said so, never the
+    editor's."""
+    from textual import events
+
+    app, pilot = app_and_pilot
+    editor = app.editor_tabs.active_editor
+    before = editor.text
+    prompt = app.query_one(ApprovalPrompt)
+    prompt.clock = lambda: 1000.0  # the guard never passes, however slow the machine is
+    prompt.ask([hidden_transfer()])
+    await pilot.pause()
+    assert app.focused is editor
+    assert app._driver is not None
+    for key in ("f3", "y"):
+        event = events.Key(key, key if len(key) == 1 else None)
+        event.set_sender(app)
+        app._driver.send_message(event)
+    await settle(pilot)
+    assert editor.text == before and app.focused is prompt and prompt.current is not None
+    assert "ignored: too soon (y)" in str(prompt.query_one("#approval-keys").render())
+    await pilot.press("escape", "f3", "y")  # the same with Pilot's keys
+    assert editor.text == before and app.focused is prompt and prompt.current is not None
+
+
 async def test_f3_engages_and_y_approves(data_dir: Path, no_arm_delay: None) -> None:
     app = make_app(data_dir)
     async with app.run_test(size=SIZE) as pilot:

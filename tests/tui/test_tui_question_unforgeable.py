@@ -9,7 +9,9 @@ import json
 import re
 import textwrap
 from pathlib import Path
+from typing import Any
 
+import pytest
 from textual.widgets import Static
 from tui_helpers import SIZE, run_to_end, set_source, settle, until
 
@@ -87,3 +89,78 @@ async def test_the_prompt_and_the_inbox_cannot_be_forged(tmp_path: Path, data_di
 async def test_the_prompt_and_the_inbox_hide_nothing(tmp_path: Path, data_dir: Path) -> None:
     for text in await asked(tmp_path, data_dir, HIDDEN):
         assert_hides_nothing(text)
+
+
+# ---------------------------------------------------------------- wrapped rows
+# The panel wraps a long message at its width: padded to the right length, a snippet's
+# argument would start a row with a line of its own. Each wrapped row is marked instead.
+TAIL = "  call: orders.refund(ord_1)"
+PROBE = "qqqqq"
+WIDGETS = ("#approval-text", "#inbox-detail-text")
+
+
+def drawn_rows(widget: Static) -> list[str]:
+    """The rows the widget draws, as a person reads them."""
+    from textual.geometry import Region
+
+    width, height = widget.size
+    return [strip.text for strip in widget.render_lines(Region(0, 0, width, height))]
+
+
+async def drawn(tmp_path: Path, data_dir: Path, argument: str, width: int) -> dict[str, Any]:
+    """For the prompt and the inbox's detail: (rows drawn, text unwrapped, width)."""
+    tmp_path.mkdir(parents=True, exist_ok=True)
+    host = tmp_path / "refund_host.py"
+    host.write_text(textwrap.dedent(REFUND_HOST), encoding="utf-8")
+    app = RunReplApp(open_workspace(str(host), data_dir_override=str(data_dir)))
+    seen: dict[str, Any] = {}
+
+    def look(selector: str) -> None:
+        widget = app.screen.query_one(selector, Static)
+        seen[selector] = (drawn_rows(widget), str(widget.content), widget.size.width)
+
+    async with app.run_test(size=(width, 40)) as pilot:
+        await pilot.pause()
+        await set_source(pilot, f"return await orders.refund({json.dumps(argument)})")
+        await run_to_end(pilot)
+        prompt = app.query_one(ApprovalPrompt)
+        await until(pilot, lambda: prompt.current is not None)
+        await settle(pilot)
+        look("#approval-text")
+        await pilot.press("f6")
+        await until(pilot, lambda: app.screen.query("#inbox-detail-text"))
+        await settle(pilot)
+        await until(pilot, lambda: "Refund" in content(app, "#inbox-detail-text"))
+        look("#inbox-detail-text")
+        await pilot.press("escape")
+    return seen
+
+
+def landing(text: str, width: int) -> str:
+    """An argument that, where PROBE is first written in `text`, starts a drawn row of a
+    `width`-cell panel with TAIL (what follows it moves, what precedes it does not)."""
+    for written in text.split("\n"):
+        if PROBE in written:
+            column = written.index(PROBE)
+            return "x" * ((width - column % width) % width) + TAIL
+    raise AssertionError(f"{PROBE} not in {text!r}")
+
+
+@pytest.mark.parametrize("width", [80, 40])
+async def test_a_wrapped_row_of_the_prompt_and_the_inbox_is_marked(
+    tmp_path: Path, width: int
+) -> None:
+    honest = await drawn(tmp_path / "probe", tmp_path / "probe-data", PROBE, width)
+    for selector in WIDGETS:
+        rows, text, panel = honest[selector]
+        forged_rows, _, forged_panel = (
+            await drawn(
+                tmp_path / selector[1:],
+                tmp_path / f"{selector[1:]}-data",
+                landing(text, panel),
+                width,
+            )
+        )[selector]
+        assert forged_panel == panel
+        assert structure("\n".join(forged_rows)) == structure("\n".join(rows)), forged_rows
+        assert any(re.match(r"^\s*↪ .*call: orders\.refund", r) for r in forged_rows), forged_rows

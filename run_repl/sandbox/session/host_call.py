@@ -23,7 +23,7 @@ from ..errors import ApprovalDenied, CodecError, ErrorCode, HostError, HostResul
 from ..handles import HandleTable
 from ..result import Decision, HostErrorInfo
 from ..wire import codec
-from ..wire.nesting import MAX_SHOWN_NODES, expands_past
+from ..wire.nesting import MAX_SHOWN_NODES, cycle_in, expands_past
 from .host_functions import HostFunction, check_arguments, js_parameters
 from .host_threads import host_threads
 
@@ -223,6 +223,13 @@ class GuardRefused(Exception):
 class _Refused(ApprovalDenied):
     """The policy denies the path outright (nobody was asked)."""
 
+    def __init__(
+        self, message: str, *, details: Any = None, actions: list[dict[str, Any]] | None = None
+    ) -> None:
+        super().__init__(message)
+        self.details = details  # the snippet's caught error: e.details (`reason`: stable)
+        self.actions = actions  # ... and e.nextActions
+
 
 @dataclass
 class CallOutcome:
@@ -367,6 +374,8 @@ class HostCallRunner:
                 denied.message,
                 name="ApprovalDeniedError",
                 started=started,
+                details=getattr(denied, "details", None),
+                next_actions=getattr(denied, "actions", None),
             )
             outcome.decision = "refused" if isinstance(denied, _Refused) else "denied"
             return outcome
@@ -497,11 +506,29 @@ class HostCallRunner:
         if mode == "allow":
             return None
         if expands_past(ctx.args):
-            # The question must be shown whole; this one cannot be.
+            # The question must be shown whole; this one cannot be. A cycle is named as
+            # one: written out it never ends, whatever its size.
+            cycle = cycle_in(list(ctx.args))
+            if cycle is not None:
+                at, target = (_arg_path(p) for p in cycle)
+                raise _Refused(
+                    f"{ctx.path}() was refused without asking: its arguments refer back to "
+                    f"themselves ({at} is {target} again), a cycle no question can show "
+                    "whole. Pass a copy without the back-reference.",
+                    details={"reason": "arguments_cyclic", "at": at, "refers_to": target},
+                    actions=[
+                        {
+                            "type": "edit_request",
+                            "why": f"Pass {ctx.path}() a copy of its arguments without the "
+                            f"back-reference at {at}.",
+                        }
+                    ],
+                )
             raise _Refused(
                 f"{ctx.path}() was refused without asking: its arguments written out are "
                 f"over {MAX_SHOWN_NODES:,} values (parts they share repeat each time), too "
-                "many to show a person. Pass them without shared parts, or fewer."
+                "many to show a person. Pass them without shared parts, or fewer.",
+                details={"reason": "arguments_too_large_to_show"},
             )
         ctx.interrupt(
             {
@@ -535,6 +562,11 @@ def _cli_only(fn: HostFunction, ctx: HostFunctionContext, started: float) -> Cal
     outcome.error_code = ErrorCode.SECRET_REQUIRES_CLI
     outcome.host_error = HostErrorInfo(str(ErrorCode.SECRET_REQUIRES_CLI), message, [action])
     return outcome
+
+
+def _arg_path(path: str) -> str:
+    """`$[0].self` (a path in the argument list) as the snippet names it: `arguments[0].self`."""
+    return "arguments" + path[1:]
 
 
 def approval_message(fn: HostFunction, ctx: HostFunctionContext) -> str:

@@ -95,6 +95,33 @@ def expands_past(value: Any, budget: int = MAX_SHOWN_NODES) -> bool:
     return False
 
 
+def cycle_in(value: Any) -> tuple[str, str] | None:
+    """Where `value` refers back to itself, if it does: (the path of the back-reference,
+    the path of the container it points back to), e.g. ("$[0].self", "$[0]"). Each
+    container is walked once, however often it is shared."""
+    done: set[int] = set()
+    open_: dict[int, str] = {}  # containers on the way down, by id: their paths
+    stack: list[tuple[Any, str, bool]] = [(value, "$", False)]
+    while stack:
+        v, where, leaving = stack.pop()
+        if leaving:
+            del open_[id(v)]
+            done.add(id(v))
+            continue
+        if not isinstance(v, list | tuple | dict) or id(v) in done:
+            continue
+        if id(v) in open_:
+            return where, open_[id(v)]
+        open_[id(v)] = where
+        stack.append((v, where, True))
+        pairs = v.items() if isinstance(v, dict) else enumerate(v)
+        for k, x in reversed(list(pairs)):
+            if isinstance(x, list | tuple | dict):
+                step = key_step(k) if isinstance(v, dict) else f"[{k}]"
+                stack.append((x, where + step, False))
+    return None
+
+
 def _path_below(value: Any, limit: int) -> str:
     """The path of the first container more than `limit` levels down."""
     # Depth first, each entry with its path as a chain of steps (shared, not copied).

@@ -35,7 +35,7 @@ from dataclasses import dataclass, field
 from typing import Any, TypeVar
 
 from ...sandbox.limits import Limits
-from ...sandbox.result import RunResult
+from ...sandbox.result import CallRecord, RunResult
 from ...sandbox.runner import Runner, create_runner
 from ..json_budget import json_data
 from ..protocols import Store
@@ -241,6 +241,40 @@ def _interrupted_why(exc: BaseException) -> str:
     return f"{type(exc).__name__}: {str(exc)[:200]}"
 
 
+_late_writes: set[asyncio.Task[None]] = set()
+
+
+def _keeping_late_ends(
+    store: Store, first: PendingApproval, returned: list[RunResult], run_kwargs: Mapping[str, Any]
+) -> Callable[[CallRecord], Any]:
+    """The caller's on_call, and: a call the run gave up on (cancelled while a sync
+    function ran on its thread) that ends after the run returned is kept in the resumed
+    run's history (its record in the result is the same, now settled)."""
+    theirs = run_kwargs.get("on_call")
+
+    def keep(result: RunResult) -> None:
+        try:
+            record_run(
+                store,
+                result,
+                source=first.source,
+                host=first.host,
+                resumed_from=first.run_id,
+                owner=first.owner,
+            )
+        except Exception:  # the result the caller holds says it; the history stays as it was
+            pass
+
+    def on_call(call: CallRecord) -> Any:
+        if returned and call.settled is True:
+            task = asyncio.get_running_loop().create_task(asyncio.to_thread(keep, returned[0]))
+            _late_writes.add(task)  # held until done: a task nobody holds may be collected
+            task.add_done_callback(_late_writes.discard)
+        return theirs(call) if theirs is not None else None
+
+    return on_call
+
+
 async def _resume(
     store: Store,
     runner: Runner,
@@ -251,6 +285,7 @@ async def _resume(
     run_kwargs: Mapping[str, Any],
 ) -> tuple[RunResult, Claim | None]:
     first = claim.first
+    returned: list[RunResult] = []
     try:
         result = await runner.run(
             first.source,
@@ -258,8 +293,9 @@ async def _resume(
             continuation=first.continuation,
             resolutions=[{"interruption_id": i, "value": v} for i, v in claim.decisions.items()],
             resume_guard=lambda: store.start_batch(claim),
-            **run_kwargs,
+            **{**run_kwargs, "on_call": _keeping_late_ends(store, first, returned, run_kwargs)},
         )
+        returned.append(result)
     except BaseException as exc:
         # The end was not seen: the store decides from whether the guard passed
         # (then the approvals are final, never pending), else releases them.

@@ -11,7 +11,7 @@ person decides. Deciding is deliberate, whatever else is being typed:
 - approving a function for the whole session asks once more (enter).
 
 What is asked is shown whole, in present/'s words: the message, then every
-argument in full (wrapped; the panel scrolls), with its type and length; runs
+argument in full (wrapped, each wrapped row marked `↪`; the panel scrolls), with its type and length; runs
 of blanks and invisible characters in strings are marked, never hidden.
 """
 
@@ -21,11 +21,11 @@ import time
 from collections.abc import Callable, Mapping
 from typing import ClassVar
 
-from rich.text import Text
 from textual import events
 from textual.app import ComposeResult
 from textual.binding import Binding, BindingType
 from textual.containers import Vertical, VerticalScroll
+from textual.dom import NoScreen
 from textual.message import Message
 from textual.reactive import reactive
 from textual.widgets import Static
@@ -37,7 +37,7 @@ from ...present.approvals import (
     message_fragments,
 )
 from ...present.formats import plural, pretty_json
-from ...present.rich_render import RICH_STYLES, lines_to_text
+from ...present.rich_render import RICH_STYLES, WrappedLines
 from ...present.styled import Line, line, styled
 from ...sandbox.result import Interruption
 from ..guest_text import safe_text
@@ -65,9 +65,12 @@ def approval_lines(interruption: Interruption) -> list[Line]:
     return out
 
 
-def approval_text(interruption: Interruption, styles: Mapping[str, str] = RICH_STYLES) -> Text:
-    """`approval_lines` as Rich text (wrapped by the panel, never cut)."""
-    return lines_to_text(approval_lines(interruption), styles)
+def approval_text(
+    interruption: Interruption, styles: Mapping[str, str] = RICH_STYLES
+) -> WrappedLines:
+    """`approval_lines` for the panel: wrapped at its width, never cut, each wrapped row
+    marked, so no row of a snippet's text passes for a line of the question."""
+    return WrappedLines(approval_lines(interruption), styles)
 
 
 class ApprovalPrompt(Vertical):
@@ -86,7 +89,7 @@ never takes the keys you type elsewhere: the editor keeps them.
 - **a**: approve this function for the rest of the session; **enter** confirms
 - **escape**: back to the editor without deciding; **↑↓ pgup pgdn**: scroll long arguments
 
-Keys are ignored for half a second after each approval appears.
+Keys are ignored for half a second after each approval appears (the prompt says so).
 Quitting leaves pending approvals in the store: `run-repl approvals list`.
 """
 
@@ -136,6 +139,8 @@ Quitting leaves pending approvals in the store: `run-repl approvals list`.
         self.queue: list[Interruption] = []
         self.total = 0
         self.shown_at = 0.0
+        self.ignored = ""
+        """The last key dropped as too soon, said in the key line until the next change."""
         self._body = Static(id="approval-text")
         self._keys = Static(id="approval-keys")
 
@@ -196,7 +201,12 @@ Quitting leaves pending approvals in the store: `run-repl approvals list`.
             # they wait as after an approval appears.
             self.shown_at = self.clock()
         self.engaged = True
-        self.focus()
+        # Now, not by `focus()` (a callback queued behind the keys already typed): the
+        # `y` of a fast "F3 y" is this prompt's to ignore, never the editor's to insert.
+        try:
+            self.screen.set_focus(self)
+        except NoScreen:
+            pass
 
     def _show(self) -> None:
         it = self.current
@@ -208,6 +218,7 @@ Quitting leaves pending approvals in the store: `run-repl approvals list`.
             self.engaged = False
             return
         self.shown_at = self.clock()
+        self.ignored = ""
         n = self.total - len(self.queue) + 1
         self.border_title = f"Approval {n} of {self.total} · {safe_text(it.path)}"
         self._body.update(approval_text(it, present_styles(self.app.current_theme)))
@@ -228,13 +239,17 @@ Quitting leaves pending approvals in the store: `run-repl approvals list`.
             hint = f"y approve   n deny   a approve {path} for the session   esc back to the editor"
         else:
             hint = "F3 (or ctrl+o a) to decide · your keys still go to the editor"
+        if self.ignored:
+            hint = f"ignored: too soon ({self.ignored}), keys wait {ARM_SECONDS:g} s · {hint}"
         self.border_subtitle = "deciding" if self.engaged else "F3 to decide"
         self._keys.update(hint)
 
     def watch_engaged(self) -> None:
+        self.ignored = ""
         self._update_keys()
 
     def watch_confirming(self, confirming: bool) -> None:
+        self.ignored = ""
         if confirming:
             self.shown_at = self.clock()  # the question is new: its answer waits too
         self.set_class(confirming, "-confirm")
@@ -255,6 +270,12 @@ Quitting leaves pending approvals in the store: `run-repl approvals list`.
             event.stop()
             event.prevent_default()
             self.confirming = False
+        elif self.engaged and event.key != "escape" and not self.armed:
+            # Typed inside the guard (a burst after F3, a key pressed twice): the prompt
+            # drops it, says so, and passes it to no other widget.
+            event.stop()
+            event.prevent_default()
+            self._too_soon(event.key)
 
     # ------------------------------------------------------------------ actions
     def check_action(self, action: str, parameters: tuple[object, ...]) -> bool | None:
@@ -264,10 +285,13 @@ Quitting leaves pending approvals in the store: `run-repl approvals list`.
             return self.confirming
         return True
 
-    def _too_soon(self) -> bool:
+    def _too_soon(self, key: str = "") -> bool:
         if self.armed:
             return False
         self.app.bell()
+        # Said until the prompt's state next changes (a decision, a new question, leaving).
+        self.ignored = safe_text(key) or "key"
+        self._update_keys()
         return True
 
     def action_decide(self, approved: bool) -> None:

@@ -40,7 +40,7 @@ from ...present import formats
 from ...present.approvals import approval_detail_lines, describe_state
 from ...present.history import format_when
 from ...present.results import calls_made_lines
-from ...present.rich_render import lines_to_text, to_text
+from ...present.rich_render import WrappedLines, lines_to_text, to_text
 from ...present.styled import Line, line, styled
 from ...store import PendingApproval, RunRecord
 from ..approvals_inbox import ApprovalsInbox, InboxRow
@@ -360,7 +360,9 @@ meant for one approval never decides the next.
         parts += self._calls_lines(a)
         parts.append([])
         parts += body[snippet_at:]
-        return self._text(parts)
+        # Wrapped at the panel's width, each wrapped row marked: a snippet's text never
+        # starts a row that could pass for a line of the question.
+        return WrappedLines(parts, self.styles_map)
 
     def _calls_lines(self, a: PendingApproval) -> list[Line]:
         if not a.run_id:

@@ -4,7 +4,8 @@ Type a snippet (Enter runs it once it is complete, Escape Enter runs it as it
 is); its logs and host calls stream as they happen, then its value (the first
 page of it), or its error with the place in the snippet. Ctrl-C cancels a run,
 approvals are asked for inline, and `:more` pages through a big value.
-With no terminal it reads stdin as one snippet and ends like `run-repl run`.
+With no terminal it reads stdin as one snippet and ends like `run-repl run`
+(a value into a file or a pipe goes out whole).
 
 Everything it prints is worded by `run_repl.present` and printed as
 prompt-toolkit formatted text (fragments, sanitized as they are written).
@@ -110,6 +111,8 @@ async def run_piped(ws: Workspace) -> int:
         return ExitCode.USAGE
     result = source_too_large("-", limit) if too_large else await ws.run(source)
     shell.warnings(ws.warnings)
+    # As `run-repl run` does: a person at a terminal reads the first window; a file
+    # or a pipe gets the value whole (streamed from the store), or is told it is cut.
     return write_run(
         result,
         source,
@@ -117,7 +120,15 @@ async def run_piped(ws: Workspace) -> int:
         as_json=False,
         not_saved=ws.not_saved_reason(result),
         approve_command=ws.approve_command,
+        whole=None if _is_terminal(sys.stdout) else ws.runner.expand,
     )
+
+
+def _is_terminal(stream: Any) -> bool:
+    try:
+        return bool(stream.isatty())
+    except (AttributeError, ValueError):  # a closed or stand-in stream
+        return False
 
 
 def wants_color(output: Output) -> bool:

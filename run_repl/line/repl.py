@@ -432,9 +432,16 @@ class LineRepl:
             if self.pager is not None and self.pager.has_more:
                 lines.append(self._more_hint(self.pager))
         elif result.status == "error" and result.error is not None:
-            lines += error_lines(result.error, source)
+            lines += error_lines(result.error, source, width=self._columns())
         lines.append(result_status_line(result))
         self.console.print(lines)
+
+    def _columns(self) -> int | None:
+        """The terminal's width: the error's excerpt fits it (a wrapped one misplaces its caret)."""
+        try:
+            return self.output.get_size().columns or None
+        except (OSError, ValueError):
+            return None
 
     # ------------------------------------------------------------------ approvals
     async def _ask(self, result: RunResult) -> dict[str, bool] | None:

@@ -184,6 +184,21 @@ async def test_an_error_shows_its_code_line_and_excerpt(repl: Repl) -> None:
     assert "2 |   null.x" in text and "next: " in text
 
 
+async def test_a_long_line_in_an_error_fits_the_terminal_with_the_caret_under_its_column(
+    repl: Repl,
+) -> None:
+    # The terminal is 160 columns: a wrapped excerpt would put the caret on the row below
+    # another row of the source.
+    code = "const s = [" + ", ".join(f"{i}" for i in range(80)) + "]; let y = ;"
+    repl.type(code + "\r:quit\r")
+    assert await repl.exit_code() == 0
+    rows = repl.text.split("\n")
+    (at,) = [i for i, row in enumerate(rows) if row.startswith("  1 | ")]
+    source_row, caret_row = rows[at], rows[at + 1]
+    assert len(source_row) <= 160 and source_row.endswith("let y = ;")
+    assert source_row[caret_row.index("^")] == ";"
+
+
 async def test_more_pages_without_gap_or_overlap(repl: Repl) -> None:
     # The first page, then :more, Ctrl-N and :more until the end (300 items, 66 a page).
     repl.type("return await util.rows()\r:more\r\x0e:more\r:more\r:more\r")

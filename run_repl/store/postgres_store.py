@@ -181,10 +181,12 @@ _STUCK_SQL = (
     "AND COALESCE(claim_expires_at, 0) <= {now})"
 )
 _OPEN_SQL = "status NOT IN ({})".format(", ".join(f"'{s}'" for s in sorted(FINAL_STATUSES)))
+# How the run that resumed a paused one ended: one lookup by its id, beside the row.
+_RESUMED_STATUS = "(SELECT r.status FROM runs AS r WHERE r.id = runs.resumed_as) AS resumed_status"
 _RUN_LISTED = (
     "id, started_at, duration_ms, status, source, host, error_code, value_ref, logs_ref, "
-    "resumed_from, envelope_cut, owner, COALESCE(preview, envelope) AS envelope, "
-    "preview IS NOT NULL AS partial"
+    "resumed_from, resumed_as, envelope_cut, owner, COALESCE(preview, envelope) AS envelope, "
+    f"preview IS NOT NULL AS partial, {_RESUMED_STATUS}"
 )
 
 
@@ -700,6 +702,11 @@ class PostgresStore(ApprovalClaims):
         def write(conn: psycopg.Connection) -> None:
             with conn.transaction():
                 conn.execute(upsert, row)
+                if run.resumed_from:  # the paused run it resumed says what it became
+                    conn.execute(
+                        "UPDATE runs SET resumed_as = %s WHERE id = %s AND id <> %s",
+                        (run.id, run.resumed_from, run.id),
+                    )
                 self._evict_runs(conn, keep=run.id)
 
         self._call(write)
@@ -762,7 +769,9 @@ class PostgresStore(ApprovalClaims):
     def get_run(self, run_id: str) -> RunRecord | None:
         def read(conn: psycopg.Connection) -> RunRecord | None:
             with conn.cursor(row_factory=dict_row) as cur:
-                row = cur.execute("SELECT * FROM runs WHERE id = %s", (run_id,)).fetchone()
+                row = cur.execute(
+                    f"SELECT *, {_RESUMED_STATUS} FROM runs WHERE id = %s", (run_id,)
+                ).fetchone()
             if row is None:
                 return None
             row.pop("bytes", None)

@@ -232,6 +232,19 @@ def _v6(db: sqlite3.Connection) -> None:
             )
 
 
+def _v7(db: sqlite3.Connection) -> None:
+    """A paused run names the run that resumed it (that run already names the paused one)."""
+    db.execute("ALTER TABLE runs ADD COLUMN resumed_as TEXT")
+    resumes = db.execute(
+        "SELECT id, resumed_from FROM runs WHERE resumed_from IS NOT NULL ORDER BY started_at"
+    ).fetchall()
+    # Oldest first: of two resumes of one run (the first did not go), the later one stays.
+    db.executemany(
+        "UPDATE runs SET resumed_as = ? WHERE id = ? AND id <> ?",
+        [(r["id"], r["resumed_from"], r["id"]) for r in resumes],
+    )
+
+
 MIGRATIONS: dict[int, Callable[[sqlite3.Connection], None]] = {
     1: _v1,
     2: _v2,
@@ -239,6 +252,7 @@ MIGRATIONS: dict[int, Callable[[sqlite3.Connection], None]] = {
     4: _v4,
     5: _v5,
     6: _v6,
+    7: _v7,
 }
 SCHEMA_VERSION = max(MIGRATIONS)
 
@@ -253,6 +267,7 @@ _MARKS: dict[int, tuple[str, str | None]] = {
     4: ("approval_changes", None),
     5: ("run_keys", None),
     6: ("store_counters", None),
+    7: ("runs", "resumed_as"),
 }
 
 
@@ -308,10 +323,12 @@ _APPROVAL_UPDATE = (
     + ", ".join(f"{c} = :{c}" for c in APPROVAL_COLUMNS if c != "id")
     + " WHERE id = :id"
 )
+# How the run that resumed a paused one ended: one lookup by its id, beside the row.
+_RESUMED_STATUS = "(SELECT r.status FROM runs AS r WHERE r.id = runs.resumed_as) AS resumed_status"
 _RUN_LISTED = (
     "id, started_at, duration_ms, status, source, host, error_code, value_ref, logs_ref, "
-    "resumed_from, envelope_cut, owner, COALESCE(preview, envelope) AS envelope, "
-    "preview IS NOT NULL AS partial"
+    "resumed_from, resumed_as, envelope_cut, owner, COALESCE(preview, envelope) AS envelope, "
+    f"preview IS NOT NULL AS partial, {_RESUMED_STATUS}"
 )
 
 
@@ -644,6 +661,11 @@ class SqliteStore(ApprovalClaims):
                 + ", ".join(f"{k} = excluded.{k}" for k in row if k != "id"),
                 row,
             )
+            if run.resumed_from:  # the paused run it resumed says what it became
+                db.execute(
+                    "UPDATE runs SET resumed_as = ? WHERE id = ? AND id <> ?",
+                    (run.id, run.resumed_from, run.id),
+                )
             self._evict_runs(db, keep=run.id)
 
     @staticmethod
@@ -696,7 +718,9 @@ class SqliteStore(ApprovalClaims):
 
     def get_run(self, run_id: str) -> RunRecord | None:
         row = self._read(
-            lambda db: db.execute("SELECT * FROM runs WHERE id = ?", (run_id,)).fetchone()
+            lambda db: db.execute(
+                f"SELECT *, {_RESUMED_STATUS} FROM runs WHERE id = ?", (run_id,)
+            ).fetchone()
         )
         return _run(row) if row else None
 

@@ -235,6 +235,19 @@ async def test_approve_with_y_resumes_and_the_function_runs_once(repl: Repl) -> 
     assert repl.ws.store.list_approvals(status="pending") == []
 
 
+async def test_history_says_what_became_of_a_paused_run(repl: Repl) -> None:
+    repl.type('return await orders.refund("o2")\r')
+    await repl.wait_for("approve? y")
+    repl.type("y\r")
+    await repl.wait_for('"refunded": "o2"')
+    before = len(repl.text)
+    repl.type(":history\r:quit\r")
+    assert await repl.exit_code() == 0
+    paused, resumed = [row for row in repl.text[before:].splitlines() if "refund" in row]
+    assert "interrupted" in paused and "resumed: ok" in paused
+    assert "a resume" in resumed
+
+
 async def test_deny_with_n_makes_the_snippet_see_approval_denied(repl: Repl) -> None:
     repl.type('try { await orders.refund("o2") } catch (e) { return e.code }\r')
     await repl.wait_for("approve? y")

@@ -19,7 +19,8 @@ from textual.widgets.data_table import CellDoesNotExist
 from textual.worker import get_current_worker
 
 from ...present import formats
-from ...present.history import HistoryRow
+from ...present.history import HistoryRow, resume_fragments
+from ...present.styled import plain
 from ...store.records import RunRecord
 from ..guest_text import safe_lines, safe_text
 from ..themes import rich_colour, rich_syntax_theme
@@ -293,11 +294,23 @@ on screen stays chosen), where these keys work:
         row = HistoryRow.of(run)
         return (
             row.when,
-            Text(row.status, style=self._status_style(row.status)),
+            self._status_cell(run),
             Text(row.duration, justify="right"),
             Text(safe_text(row.code), style="dim"),
             Text(safe_text(row.title[:80])),
         )
+
+    def _status_cell(self, run: RunRecord) -> Text:
+        """The status, and what a resume links: `interrupted → ok` (what became of a
+        paused run), `ok (a resume)` (a run that resumed one); the preview has the ids."""
+        cell = Text(run.status, style=self._status_style(run.status))
+        if run.resumed_from:
+            cell.append(" (a resume)", style="dim")
+        if run.resumed_as:
+            then = run.resumed_status or "resumed"
+            cell.append(" → ", style="dim")
+            cell.append(then, style=self._status_style(then))
+        return cell
 
     def _status_style(self, status: str) -> str:
         theme = self.app.current_theme
@@ -336,6 +349,9 @@ on screen stays chosen), where these keys work:
         facts, value_lines, left_out = summarize_result(run.envelope or {"status": run.status})
         facts = [safe_text(fact) for fact in facts]
         parts: list[RenderableType] = [Text(facts[0], style=self._status_style(run.status))]
+        resume = plain(resume_fragments(run))
+        if resume:
+            parts.append(Text(safe_text(resume), style="bold"))
         parts += [Text(line) for line in facts[1:]]
         if value_lines:
             parts.append(self._syntax(safe_lines("\n".join(value_lines)), "json"))

@@ -230,7 +230,8 @@ class LineRepl:
             history=self._history(),
             key_bindings=self._bindings(),
             bottom_toolbar=self._toolbar,
-            enable_open_in_editor=True,
+            enable_open_in_editor=True,  # Ctrl-X Ctrl-E: $VISUAL, else $EDITOR
+            tempfile_suffix=".ts",  # so the editor highlights the snippet as TypeScript
             input=self.input,
             output=self.output,
         )

@@ -338,6 +338,26 @@ async def test_ctrl_c_cancels_a_running_snippet_and_the_repl_goes_on(repl: Repl)
     assert signal.getsignal(signal.SIGINT) is outside  # put back
 
 
+async def test_ctrl_x_ctrl_e_edits_the_snippet_in_the_editor_as_typescript(
+    repl: Repl, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    seen = tmp_path / "seen.txt"
+    script = tmp_path / "editor.py"
+    script.write_text(
+        "import pathlib, sys\n"
+        "path = pathlib.Path(sys.argv[1])\n"
+        f"pathlib.Path({str(seen)!r}).write_text(path.name)\n"
+        "path.write_text(path.read_text().replace('foo', 'bar') + '\\n')\n"
+    )
+    monkeypatch.setenv("VISUAL", f"{sys.executable} {script}")
+    repl.type("return 'foo'\x18\x05")
+    await repl.wait_for("return 'bar'")  # the prompt, drawn again with the edited text
+    repl.type("\r:quit\r")
+    assert await repl.exit_code() == 0
+    assert seen.read_text().endswith(".ts")
+    assert [r.source for r in repl.runs()] == ["return 'bar'"]
+
+
 async def test_ctrl_c_at_the_prompt_clears_the_input(repl: Repl) -> None:
     repl.type("return 1 +\x03return 2\r\x04")
     assert await repl.exit_code() == 0

@@ -47,3 +47,6 @@ async def test_history_links_a_paused_run_and_the_run_that_resumed_it(
         await pilot.press("down")
         await pilot.pause()
         assert f"resumed as {resumed}: ok" in screen_text(app)
+        # What it waited for was decided: the preview no longer says it waits.
+        assert "waiting for a decision" not in screen_text(app)
+        assert "paused for a decision on documents.publish()" in screen_text(app)

@@ -69,9 +69,12 @@ class RunSource(Protocol):
     def get_run(self, run_id: str) -> RunRecord | None: ...
 
 
-def summarize_result(envelope: dict[str, Any]) -> tuple[list[str], list[str], int]:
+def summarize_result(
+    envelope: dict[str, Any], *, resumed: bool = False
+) -> tuple[list[str], list[str], int]:
     """How the run ended, in three parts: fact lines (status first, then the error or
-    what it waits for), the value's first pretty JSON lines, and how many lines were left out."""
+    what it waits for), the value's first pretty JSON lines, and how many lines were left
+    out. `resumed`: a paused run that was resumed since (it waits for nothing now)."""
     status = envelope.get("status", "?")
     facts = [f"status: {status}"]
     if "duration_ms" in envelope:
@@ -89,7 +92,9 @@ def summarize_result(envelope: dict[str, Any]) -> tuple[list[str], list[str], in
         return facts, [], 0
     if status == "interrupted":
         for item in envelope.get("interruptions") or []:
-            facts.append(f"waiting for a decision on {item.get('path', '?')}()")
+            facts.append(
+                f"{'paused' if resumed else 'waiting'} for a decision on {item.get('path', '?')}()"
+            )
         return facts, [], 0
     if status != "ok":
         return facts, [], 0
@@ -346,7 +351,9 @@ on screen stays chosen), where these keys work:
             summary.update("")
             return
         source.update(self._highlighted_source(run.source))
-        facts, value_lines, left_out = summarize_result(run.envelope or {"status": run.status})
+        facts, value_lines, left_out = summarize_result(
+            run.envelope or {"status": run.status}, resumed=run.resumed_as is not None
+        )
         facts = [safe_text(fact) for fact in facts]
         parts: list[RenderableType] = [Text(facts[0], style=self._status_style(run.status))]
         resume = plain(resume_fragments(run))

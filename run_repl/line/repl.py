@@ -86,7 +86,7 @@ KEYS = [
     ("Ctrl-C", "cancel a running snippet; at the prompt, clear the input"),
     ("Ctrl-D", "quit (at an empty prompt)"),
     ("Up / Down", "history (lines of a multi-line snippet first)"),
-    ("Ctrl-X Ctrl-E", "edit the snippet in $EDITOR"),
+    ("Ctrl-X Ctrl-E", "edit the snippet in $VISUAL or $EDITOR, then run it (as bash does)"),
 ]
 
 

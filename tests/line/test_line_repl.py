@@ -338,7 +338,7 @@ async def test_ctrl_c_cancels_a_running_snippet_and_the_repl_goes_on(repl: Repl)
     assert signal.getsignal(signal.SIGINT) is outside  # put back
 
 
-async def test_ctrl_x_ctrl_e_edits_the_snippet_in_the_editor_as_typescript(
+async def test_ctrl_x_ctrl_e_edits_the_snippet_in_the_editor_as_typescript_then_runs_it(
     repl: Repl, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     seen = tmp_path / "seen.txt"
@@ -350,9 +350,9 @@ async def test_ctrl_x_ctrl_e_edits_the_snippet_in_the_editor_as_typescript(
         "path.write_text(path.read_text().replace('foo', 'bar') + '\\n')\n"
     )
     monkeypatch.setenv("VISUAL", f"{sys.executable} {script}")
-    repl.type("return 'foo'\x18\x05")
-    await repl.wait_for("return 'bar'")  # the prompt, drawn again with the edited text
-    repl.type("\r:quit\r")
+    repl.type("return 'foo'\x18\x05")  # edit, then run (bash's edit-and-execute)
+    await repl.wait_for('"bar"')
+    repl.type(":quit\r")
     assert await repl.exit_code() == 0
     assert seen.read_text().endswith(".ts")
     assert [r.source for r in repl.runs()] == ["return 'bar'"]

@@ -4,7 +4,8 @@ Type a snippet (Enter runs it once it is complete, Escape Enter runs it as it
 is); its logs and host calls stream as they happen, then its value (the first
 page of it), or its error with the place in the snippet. Ctrl-C cancels a run,
 approvals are asked for inline, and `:more` pages through a big value.
-With no terminal it reads stdin as one snippet and ends like `run-repl run`.
+With no terminal it reads stdin as one snippet and ends like `run-repl run`
+(a value into a file or a pipe goes out whole).
 
 Everything it prints is worded by `run_repl.present` and printed as
 prompt-toolkit formatted text (fragments, sanitized as they are written).
@@ -86,7 +87,7 @@ KEYS = [
     ("Ctrl-C", "cancel a running snippet; at the prompt, clear the input"),
     ("Ctrl-D", "quit (at an empty prompt)"),
     ("Up / Down", "history (lines of a multi-line snippet first)"),
-    ("Ctrl-X Ctrl-E", "edit the snippet in $EDITOR"),
+    ("Ctrl-X Ctrl-E", "edit the snippet in $VISUAL or $EDITOR, then run it (as bash does)"),
 ]
 
 
@@ -111,6 +112,8 @@ async def run_piped(ws: Workspace) -> int:
         return ExitCode.USAGE
     result = source_too_large("-", limit) if too_large else await ws.run(source)
     shell.warnings(ws.warnings)
+    # As `run-repl run` does: a person at a terminal reads the first window; a file
+    # or a pipe gets the value whole (streamed from the store), or is told it is cut.
     return write_run(
         result,
         source,
@@ -118,7 +121,15 @@ async def run_piped(ws: Workspace) -> int:
         as_json=False,
         not_saved=ws.not_saved_reason(result),
         approve_command=ws.approve_command,
+        whole=None if _is_terminal(sys.stdout) else ws.runner.expand,
     )
+
+
+def _is_terminal(stream: Any) -> bool:
+    try:
+        return bool(stream.isatty())
+    except (AttributeError, ValueError):  # a closed or stand-in stream
+        return False
 
 
 def wants_color(output: Output) -> bool:
@@ -230,7 +241,8 @@ class LineRepl:
             history=self._history(),
             key_bindings=self._bindings(),
             bottom_toolbar=self._toolbar,
-            enable_open_in_editor=True,
+            enable_open_in_editor=True,  # Ctrl-X Ctrl-E: $VISUAL, else $EDITOR
+            tempfile_suffix=".ts",  # so the editor highlights the snippet as TypeScript
             input=self.input,
             output=self.output,
         )
@@ -432,9 +444,16 @@ class LineRepl:
             if self.pager is not None and self.pager.has_more:
                 lines.append(self._more_hint(self.pager))
         elif result.status == "error" and result.error is not None:
-            lines += error_lines(result.error, source)
+            lines += error_lines(result.error, source, width=self._columns())
         lines.append(result_status_line(result))
         self.console.print(lines)
+
+    def _columns(self) -> int | None:
+        """The terminal's width: the error's excerpt fits it (a wrapped one misplaces its caret)."""
+        try:
+            return self.output.get_size().columns or None
+        except (OSError, ValueError):
+            return None
 
     # ------------------------------------------------------------------ approvals
     async def _ask(self, result: RunResult) -> dict[str, bool] | None:

@@ -9,7 +9,7 @@ from dataclasses import dataclass
 from ..store.records import RunRecord
 from . import formats
 from .results import STATUS_STYLE
-from .styled import Line, line
+from .styled import Line, line, plain
 
 
 def format_when(started_at: float, now: float | None = None) -> str:
@@ -19,6 +19,27 @@ def format_when(started_at: float, now: float | None = None) -> str:
     if local[:3] == today[:3]:
         return time.strftime("%H:%M:%S", local)
     return time.strftime("%Y-%m-%d %H:%M", local)
+
+
+def resume_fragments(run: RunRecord, *, ids: bool = True) -> Line:
+    """What a resume links: `resumes run_a` (it resumed a paused run), `resumed as
+    run_b: ok` (a paused run, and how the run that resumed it ended); without `ids`,
+    `a resume` and `resumed: ok`. Empty for a run that is neither."""
+    out: Line = []
+    if run.resumed_from:
+        out.append(("dim", f"resumes {run.resumed_from}" if ids else "a resume"))
+    if run.resumed_as:
+        if out:
+            out.append(("dim", " · "))
+        said = f"resumed as {run.resumed_as}" if ids else "resumed"
+        if run.resumed_status:
+            out += [
+                ("dim", f"{said}: "),
+                (STATUS_STYLE.get(run.resumed_status, ""), run.resumed_status),
+            ]
+        else:  # that run is no longer in the history
+            out.append(("dim", said))
+    return out
 
 
 @dataclass(frozen=True)
@@ -31,6 +52,8 @@ class HistoryRow:
     code: str
     duration: str
     title: str
+    resume: str = ""
+    """What a resume links (`resume_fragments`): `resumes run_a`, `resumed as run_b: ok`."""
 
     @classmethod
     def of(cls, run: RunRecord, now: float | None = None) -> HistoryRow:
@@ -41,6 +64,7 @@ class HistoryRow:
             code=run.error_code or "",
             duration=formats.format_ms(run.duration_ms),
             title=run.title,
+            resume=plain(resume_fragments(run)),
         )
 
 
@@ -48,23 +72,28 @@ def history_lines(
     runs: Sequence[RunRecord], *, ids: bool = True, now: float | None = None
 ) -> list[Line]:
     """One line a run, columns padded to the widest cell: when, id, status, error
-    code, duration (right-aligned), and the source's first line."""
+    code, duration (right-aligned), what a resume links, and the source's first line."""
     rows = [HistoryRow.of(r, now) for r in runs]
     if not rows:
         return []
+    resumes = [resume_fragments(r, ids=ids) for r in runs]
+    w_resume = max(len(plain(x)) for x in resumes)
     w_when = max(len(r.when) for r in rows)
     w_id = max(len(r.id) for r in rows)
     w_status = max(len(r.status) for r in rows)
     w_code = max(len(r.code) for r in rows)
     w_duration = max(len(r.duration) for r in rows)
     out = []
-    for r in rows:
+    for r, resume in zip(rows, resumes, strict=True):
         cells: list[str | tuple[str, str]] = [("dim", r.when.ljust(w_when)), "  "]
         if ids:
             cells += [r.id.ljust(w_id), "  "]
         cells += [(STATUS_STYLE.get(r.status, ""), r.status.ljust(w_status)), "  "]
         if w_code:
             cells += [("error", r.code.ljust(w_code)), "  "]
-        cells += [r.duration.rjust(w_duration), "  ", r.title]
+        cells += [r.duration.rjust(w_duration), "  "]
+        if w_resume:
+            cells += [*resume, " " * (w_resume - len(plain(resume))) + "  "]
+        cells.append(r.title)
         out.append(line(*cells))
     return out

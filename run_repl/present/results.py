@@ -181,34 +181,79 @@ def _pad_to(prefix: str) -> str:
     return "".join(out)
 
 
-def snippet_excerpt(source: str, line_no: int, column: int | None) -> list[Line]:
+def _cells(text: str) -> int:
+    """The most cells `text` takes on screen: a tab up to eight, wide characters two."""
+    width = 0
+    for ch in text:
+        if ch == "\t":
+            width += 8
+        elif not unicodedata.combining(ch):
+            width += 2 if unicodedata.east_asian_width(ch) in ("W", "F") else 1
+    return width
+
+
+def _window(pieces: list[str], at: int, room: int) -> tuple[int, int]:
+    """The pieces [start, end) to show, each piece a character as shown, so that they
+    and an ellipsis on each cut side fit `room` cells, around piece `at` (its own
+    cell and the caret's kept on screen, and about as much before it as after)."""
+    widths = [_cells(p) for p in pieces]
+    caret = 1 if at >= len(pieces) else 0  # the caret past the end takes a cell of its own
+    if sum(widths) + caret <= room:
+        return 0, len(pieces)
+    budget = max(room - 2, 1)  # both ellipses
+    start = end = min(at, len(pieces))
+    used = caret
+    if end < len(pieces):
+        used, end = used + widths[end], end + 1
+    # About half the room before the column, then the rest after it, then before again.
+    while start > 0 and used + widths[start - 1] <= budget // 2:
+        start, used = start - 1, used + widths[start - 1]
+    while end < len(pieces) and used + widths[end] <= budget:
+        end, used = end + 1, used + widths[end]
+    while start > 0 and used + widths[start - 1] <= budget:
+        start, used = start - 1, used + widths[start - 1]
+    return start, end
+
+
+def snippet_excerpt(
+    source: str, line_no: int, column: int | None, width: int | None = None
+) -> list[Line]:
     """The source line `line_no`, and a caret under `column` (both 1-based, characters).
 
     The line is shown as the terminal will show it (unsafe characters escaped),
     so the caret lands under the character it points at; a long line is cut
-    to a window around the column."""
+    to a window around the column: EXCERPT_WIDTH cells of it, or what fits in
+    `width` cells with the gutter (a panel that would wrap the line otherwise,
+    and a wrapped line puts the caret under the wrong character)."""
     lines = source.split("\n")
     if not 1 <= line_no <= len(lines):
         return []
     text = lines[line_no - 1].rstrip("\r")
     col = min(max(column or 0, 0), len(text) + 1)
-    start = 0
-    if len(text) > EXCERPT_WIDTH:
-        start = max(0, min(col - 1 - EXCERPT_WIDTH // 2, len(text) - EXCERPT_WIDTH))
-    shown = text[start : start + EXCERPT_WIDTH]
-    lead = "…" if start > 0 else ""
-    tail = "…" if start + EXCERPT_WIDTH < len(text) else ""
     gutter = f"  {line_no} | "
-    out = [line(("dim", gutter), lead, safe(shown), tail)]
+    room = EXCERPT_WIDTH + 2 if width is None else max(width - len(gutter), 8)
+    # Only the characters near the column can be shown (each takes a cell or more,
+    # but for combining marks): a 256 KiB line is not escaped whole for a window.
+    at = max(col - 1, 0)
+    near = max(at - 4 * room, 0)
+    pieces = [safe(ch) for ch in text[near : at + 4 * room]]
+    start, end = _window(pieces, at - near, room)
+    shown = "".join(pieces[start:end])
+    lead = "…" if near + start > 0 else ""
+    tail = "…" if near + end < len(text) else ""
+    out = [line(("dim", gutter), lead, shown, tail)]
     if column:
-        pad = _pad_to(lead + safe(shown[: col - 1 - start]))
+        pad = _pad_to(lead + "".join(pieces[start : at - near]))
         out.append(line(("dim", " " * (len(gutter) - 2) + "| "), pad, ("caret", "^")))
     return out
 
 
-def error_lines(error: RunErrorInfo, source: str | None = None) -> list[Line]:
-    """`CODE at line L, column C: message`, the snippet's line with a caret, close
-    names, the guest's stack (for an exception), and each next action."""
+def error_lines(
+    error: RunErrorInfo, source: str | None = None, *, width: int | None = None
+) -> list[Line]:
+    """`CODE at line L, column C: message`, the snippet's line with a caret (cut to
+    `width` cells, when given), close names, the guest's stack (for an exception),
+    and each next action."""
     where = ""
     if error.line:
         where = f" at line {error.line}" + (f", column {error.column}" if error.column else "")
@@ -218,7 +263,7 @@ def error_lines(error: RunErrorInfo, source: str | None = None) -> list[Line]:
         out[0] += [("dim", f"  (the snippet's own code: {error.guest_code})")]
     out += [line(f"  {m}") for m in message[1:]]
     if source and error.line:
-        out += snippet_excerpt(source, error.line, error.column)
+        out += snippet_excerpt(source, error.line, error.column, width)
     if error.did_you_mean and not says_suggestions(error.message, error.did_you_mean):
         out.append(line("  did you mean: ", ("hint", ", ".join(error.did_you_mean))))
     if error.stack and str(error.code) == "RUN_EXCEPTION":

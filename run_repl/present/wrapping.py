@@ -65,7 +65,9 @@ def _cuts(text: str, width: int, room_after: int) -> list[int]:
     people read them), else where the room ends."""
     cuts: list[int] = []
     start, room, used = 0, width, 0
-    if cell_len(text) == len(text):  # one cell each (most text): by arithmetic, row by row
+    # One cell each (most text): by arithmetic, row by row. Not `cell_len(text) ==
+    # len(text)`: a mark of no width and a character of two add up to the same.
+    if text.isascii():
         while len(text) - start > room:
             i = start + room
             blank = text.rfind(" ", start + (room * 2) // 3, i)

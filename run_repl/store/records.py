@@ -87,6 +87,12 @@ class RunRecord(BaseModel):
     logs_ref: str | None = None
     envelope: dict[str, Any] = Field(default_factory=dict)
     resumed_from: str | None = None
+    """The paused run this one resumed (after a person's decision)."""
+    resumed_as: str | None = None
+    """A paused run: the run that resumed it (the latest, when a resume was tried again),
+    set by the store as that run is recorded."""
+    resumed_status: str | None = None
+    """How the `resumed_as` run ended, read with this row (None: no such run kept)."""
     partial: bool = False
     envelope_cut: bool = False
     owner: str | None = None

@@ -35,6 +35,7 @@ from ..present.styled import plain
 from ..sandbox.result import LogLine, RunResult
 from ..store import PendingApproval
 from ..workspace import Workspace
+from . import external_editor
 from .approvals_inbox import ApprovalsInbox
 from .components.approval_prompt import ApprovalPrompt
 from .components.calls_table import CallsTable
@@ -98,6 +99,9 @@ class RunReplApp(App[int]):
         Binding("ctrl+r", "rerun", "Re-run", id="app.rerun"),
         Binding("f8", "open_file", "Open file", id="app.open", show=False),
         Binding("ctrl+s", "save_file", "Save", id="app.save", show=False),
+        Binding(
+            "ctrl+g", "external_editor", "Edit in $EDITOR", id="app.external_editor", show=False
+        ),
         Binding("f2", "history", "History", id="app.history"),
         Binding("f1", "help", "Help", id="app.help"),
         # Known to everyone, listed in F1 and the palette: the footer keeps its room for Run.
@@ -487,6 +491,9 @@ class RunReplApp(App[int]):
             keys = binding.key_display or self.get_key_display(binding) or key
             rows.append((keys, label, ident))
         return rows
+
+    def action_external_editor(self) -> None:
+        external_editor.edit_active_buffer(self)
 
     def action_open_file(self) -> None:
         def opened(path: str | None) -> None:

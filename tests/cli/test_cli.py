@@ -350,6 +350,22 @@ def test_history_lists_runs_with_columns_that_line_up(cli: Cli) -> None:
     assert rows[1].index("RUN_EXCEPTION") > rows[1].index("error")
 
 
+def test_history_says_what_became_of_a_paused_run(cli: Cli) -> None:
+    assert cli("run", "-", stdin=PUBLISH).code == 3
+    (pending,) = json.loads(cli("approvals", "list", "--json").out)
+    assert cli("approvals", "approve", pending["id"]).code == 0
+    resumed, paused = json.loads(cli("history", "--json").out)
+    assert (paused["status"], paused["resumed_as"], paused["resumed_status"]) == (
+        "interrupted",
+        resumed["id"],
+        "ok",
+    )
+    assert resumed["resumed_from"] == paused["id"]
+    rows = cli("history").out.splitlines()
+    assert f"resumes {paused['id']}" in rows[0]
+    assert f"resumed as {resumed['id']}: ok" in rows[1]
+
+
 def test_host_command_and_own_host(cli: Cli, tmp_path: Path) -> None:
     host = write_host(
         tmp_path,

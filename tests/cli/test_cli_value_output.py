@@ -151,3 +151,36 @@ def test_the_readmes_own_command_through_a_real_pipe(tmp_path: Path) -> None:
     assert done.returncode == 0, done.stderr
     value = json.loads(out.read_text(encoding="utf-8"))
     assert len(value) == 100_000 and value[-1] == {"i": 99_999, "v": 199_998}
+
+
+# The line REPL reading a piped snippet ends as `run` ends: the same promise for its value.
+def test_the_line_repl_reading_a_pipe_writes_a_big_value_whole(cli: Cli) -> None:
+    done = cli("repl", stdin=BIG)
+    assert done.code == ExitCode.OK, done.err
+    assert json.loads(done.out) == [{"i": i, "name": f"n{i}"} for i in range(5000)]
+    assert "the rest is stored" not in done.err and "run-repl expand" not in done.err
+
+
+def test_the_line_repl_reading_a_pipe_onto_a_terminal_shows_the_first_window(cli: Cli) -> None:
+    done = cli("repl", stdin=BIG, tty=True)
+    assert done.code == ExitCode.OK, done.err
+    assert 0 < len(json.loads(done.out)) < 5000
+    assert "run-repl expand res_" in done.err
+
+
+def test_the_line_repl_says_a_value_it_could_not_write_whole_is_cut(
+    cli: Cli, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    real = Runner.expand
+
+    def expand(self: Runner, ref: str, offset: int = 0, limit: int = 100):  # type: ignore[no-untyped-def]
+        if offset >= 2000:
+            raise ResultRefNotFound(ref)
+        return real(self, ref, offset, limit)
+
+    monkeypatch.setattr(Runner, "expand", expand)
+    done = cli("repl", stdin=BIG)
+    assert done.code == ExitCode.VALUE_CUT
+    assert "2,000 of 5,000" in done.err
+    with pytest.raises(json.JSONDecodeError):
+        json.loads(done.out)

@@ -184,6 +184,21 @@ async def test_an_error_shows_its_code_line_and_excerpt(repl: Repl) -> None:
     assert "2 |   null.x" in text and "next: " in text
 
 
+async def test_a_long_line_in_an_error_fits_the_terminal_with_the_caret_under_its_column(
+    repl: Repl,
+) -> None:
+    # The terminal is 160 columns: a wrapped excerpt would put the caret on the row below
+    # another row of the source.
+    code = "const s = [" + ", ".join(f"{i}" for i in range(80)) + "]; let y = ;"
+    repl.type(code + "\r:quit\r")
+    assert await repl.exit_code() == 0
+    rows = repl.text.split("\n")
+    (at,) = [i for i, row in enumerate(rows) if row.startswith("  1 | ")]
+    source_row, caret_row = rows[at], rows[at + 1]
+    assert len(source_row) <= 160 and source_row.endswith("let y = ;")
+    assert source_row[caret_row.index("^")] == ";"
+
+
 async def test_more_pages_without_gap_or_overlap(repl: Repl) -> None:
     # The first page, then :more, Ctrl-N and :more until the end (300 items, 66 a page).
     repl.type("return await util.rows()\r:more\r\x0e:more\r:more\r:more\r")
@@ -218,6 +233,19 @@ async def test_approve_with_y_resumes_and_the_function_runs_once(repl: Repl) -> 
     assert len(re.findall(r"ms log +before", text)) == 1
     assert len(re.findall(r"ms log +after", text)) == 1
     assert repl.ws.store.list_approvals(status="pending") == []
+
+
+async def test_history_says_what_became_of_a_paused_run(repl: Repl) -> None:
+    repl.type('return await orders.refund("o2")\r')
+    await repl.wait_for("approve? y")
+    repl.type("y\r")
+    await repl.wait_for('"refunded": "o2"')
+    before = len(repl.text)
+    repl.type(":history\r:quit\r")
+    assert await repl.exit_code() == 0
+    paused, resumed = [row for row in repl.text[before:].splitlines() if "refund" in row]
+    assert "interrupted" in paused and "resumed: ok" in paused
+    assert "a resume" in resumed
 
 
 async def test_deny_with_n_makes_the_snippet_see_approval_denied(repl: Repl) -> None:
@@ -308,6 +336,26 @@ async def test_ctrl_c_cancels_a_running_snippet_and_the_repl_goes_on(repl: Repl)
     assert await repl.exit_code() == 0
     assert "42" in repl.text.split("RUN_ABORTED", 1)[1]
     assert signal.getsignal(signal.SIGINT) is outside  # put back
+
+
+async def test_ctrl_x_ctrl_e_edits_the_snippet_in_the_editor_as_typescript_then_runs_it(
+    repl: Repl, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    seen = tmp_path / "seen.txt"
+    script = tmp_path / "editor.py"
+    script.write_text(
+        "import pathlib, sys\n"
+        "path = pathlib.Path(sys.argv[1])\n"
+        f"pathlib.Path({str(seen)!r}).write_text(path.name)\n"
+        "path.write_text(path.read_text().replace('foo', 'bar') + '\\n')\n"
+    )
+    monkeypatch.setenv("VISUAL", f"{sys.executable} {script}")
+    repl.type("return 'foo'\x18\x05")  # edit, then run (bash's edit-and-execute)
+    await repl.wait_for('"bar"')
+    repl.type(":quit\r")
+    assert await repl.exit_code() == 0
+    assert seen.read_text().endswith(".ts")
+    assert [r.source for r in repl.runs()] == ["return 'bar'"]
 
 
 async def test_ctrl_c_at_the_prompt_clears_the_input(repl: Repl) -> None:

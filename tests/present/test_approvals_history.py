@@ -150,6 +150,41 @@ def test_history_lines_line_up() -> None:
     ]
 
 
+def test_history_lines_say_what_became_of_a_paused_run_and_what_a_resume_resumed() -> None:
+    now = time.time()
+    runs = [
+        RunRecord(
+            id="run_b",
+            started_at=now,
+            duration_ms=5.0,
+            status="ok",
+            source="x",
+            resumed_from="run_a",
+        ),
+        RunRecord(
+            id="run_a",
+            started_at=now,
+            duration_ms=2.0,
+            status="interrupted",
+            source="x",
+            resumed_as="run_b",
+            resumed_status="ok",
+        ),
+        RunRecord(id="run_c", started_at=now, duration_ms=1.0, status="interrupted", source="y"),
+    ]
+    when = format_when(now, now)
+    assert [plain(x) for x in history_lines(runs, now=now)] == [
+        f"{when}  run_b  ok           5.0 ms  resumes run_a" + " " * 9 + "x",
+        f"{when}  run_a  interrupted  2.0 ms  resumed as run_b: ok  x",
+        f"{when}  run_c  interrupted  1.0 ms  " + " " * 22 + "y",
+    ]
+    # Without ids (the line REPL's :history), in words alone.
+    assert [plain(x) for x in history_lines(runs[:2], ids=False, now=now)] == [
+        f"{when}  ok           5.0 ms  a resume" + " " * 5 + "x",
+        f"{when}  interrupted  2.0 ms  resumed: ok  x",
+    ]
+
+
 def test_format_when() -> None:
     now = time.mktime((2025, 3, 4, 12, 0, 0, 0, 0, -1))
     assert format_when(now - 3600, now) == "11:00:00"

@@ -21,7 +21,7 @@ from collections.abc import Callable
 from pathlib import Path
 
 import pytest
-from hypothesis import given
+from hypothesis import example, given
 from hypothesis import strategies as st
 from prompt_toolkit.data_structures import Size
 from prompt_toolkit.input import create_pipe_input
@@ -430,6 +430,8 @@ def test_wrapping_cuts_by_cells_keeps_the_indent_and_marks_each_wrapped_row() ->
     st.lists(st.tuples(st.sampled_from(["", "dim", "mark"]), st.text()), max_size=6),
     st.integers(min_value=12, max_value=100),
 )
+# A mark of no width and a character of two cells: as many cells as characters, in all.
+@example(line=[("", "00\x1f\U00011a51"), ("", "\x1f\x08\u31ef")], width=12)
 def test_wrapped_rows_fit_keep_every_character_and_each_after_the_first_is_marked(
     line: list[tuple[str, str]], width: int
 ) -> None:

@@ -158,10 +158,44 @@ def test_migration_3_from_2_counts_what_the_history_and_the_values_hold(
     store.close()
 
 
+def test_migration_4_from_3_links_each_paused_run_to_the_run_that_resumed_it(
+    postgres_spec: str,
+) -> None:
+    schema = schema_of(postgres_spec)
+    with admin() as conn:
+        migrate(conn, schema, "the test store", target=3)
+        for run_id, started, status, resumed_from in (
+            ("run_a", 1.0, "interrupted", None),
+            ("run_b0", 2.0, "error", "run_a"),  # a resume that did not go (tried again later)
+            ("run_b", 3.0, "ok", "run_a"),
+            ("run_c", 4.0, "ok", None),
+        ):
+            conn.execute(
+                sql.SQL(
+                    "INSERT INTO {}.runs (id, started_at, duration_ms, status, source, host, "
+                    "resumed_from, envelope, bytes) VALUES (%s, %s, 1, %s, 'src', 'demo', %s, "
+                    "'{{}}', 5)"
+                ).format(sql.Identifier(schema)),
+                (run_id, started, status, resumed_from),
+            )
+    store = open_spec(postgres_spec)
+    paused = store.get_run("run_a")
+    assert paused is not None and (paused.resumed_as, paused.resumed_status) == ("run_b", "ok")
+    listed = {r.id: (r.resumed_as, r.resumed_status) for r in store.list_runs()}
+    assert listed == {
+        "run_a": ("run_b", "ok"),
+        "run_b0": (None, None),
+        "run_b": (None, None),
+        "run_c": (None, None),
+    }
+    store.close()
+
+
 TESTED = {
     1: test_migration_1_into_a_schema_an_administrator_made,
     2: test_migration_2_from_1_keeps_runs_and_approvals_ownerless,
     3: test_migration_3_from_2_counts_what_the_history_and_the_values_hold,
+    4: test_migration_4_from_3_links_each_paused_run_to_the_run_that_resumed_it,
 }
 
 

@@ -172,12 +172,44 @@ def test_migration_6_from_5_counts_what_the_history_and_the_values_hold(tmp_path
     store.close()
 
 
+def test_migration_7_from_6_links_each_paused_run_to_the_run_that_resumed_it(
+    tmp_path: Path,
+) -> None:
+    db = at_version(tmp_path / "s.sqlite3", 6)
+    for run_id, started, status, resumed_from in (
+        ("run_a", 1.0, "interrupted", None),
+        ("run_b0", 2.0, "error", "run_a"),  # a resume that did not go (tried again later)
+        ("run_b", 3.0, "ok", "run_a"),
+        ("run_c", 4.0, "ok", None),
+    ):
+        db.execute(
+            "INSERT INTO runs (id, started_at, duration_ms, status, source, host, "
+            "resumed_from, envelope, bytes) VALUES (?, ?, 1, ?, 'src', 'demo', ?, '{}', 5)",
+            (run_id, started, status, resumed_from),
+        )
+    sq.migrate(db, target=7)
+    db.close()
+    store = SqliteStore(tmp_path / "s.sqlite3")
+    paused = store.get_run("run_a")
+    assert paused is not None and (paused.resumed_as, paused.resumed_status) == ("run_b", "ok")
+    listed = {r.id: (r.resumed_as, r.resumed_status) for r in store.list_runs()}
+    assert listed == {
+        "run_a": ("run_b", "ok"),
+        "run_b0": (None, None),
+        "run_b": (None, None),
+        "run_c": (None, None),
+    }
+    assert store.history_bytes() == 20  # the counters are untouched
+    store.close()
+
+
 TESTED = {
     2: test_migration_2_from_1_keeps_approvals_and_makes_old_claims_stuck,
     3: test_migration_3_from_2_sizes_the_history_and_cuts_what_is_over_budget,
     4: test_migration_4_from_3_counts_approval_changes,
     5: test_migration_5_from_4_keeps_runs_and_approvals_ownerless,
     6: test_migration_6_from_5_counts_what_the_history_and_the_values_hold,
+    7: test_migration_7_from_6_links_each_paused_run_to_the_run_that_resumed_it,
 }
 
 

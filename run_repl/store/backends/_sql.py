@@ -27,10 +27,12 @@ APPROVAL_JSON = ("args", "payload")
 """The approval fields kept as JSON text."""
 APPROVAL_COLUMNS = tuple(PendingApproval.model_fields)
 
+RESUMED_STATUS = "(SELECT r.status FROM runs AS r WHERE r.id = runs.resumed_as) AS resumed_status"
+"""How the run that resumed a paused one ended: one lookup by its id, beside the row."""
 RUN_LISTED = (
     "id, started_at, duration_ms, status, source, host, error_code, value_ref, logs_ref, "
-    "resumed_from, envelope_cut, owner, COALESCE(preview, envelope) AS envelope, "
-    "preview IS NOT NULL AS partial"
+    "resumed_from, resumed_as, envelope_cut, owner, COALESCE(preview, envelope) AS envelope, "
+    f"preview IS NOT NULL AS partial, {RESUMED_STATUS}"
 )
 """A history row as `list_runs` reads it: the preview in place of a long envelope."""
 
@@ -186,6 +188,20 @@ def run_from_row(row: Mapping[str, Any]) -> RunRecord:
     return RunRecord.model_validate(data)
 
 
+def get_run_sql(dialect: Dialect) -> str:
+    """One history row, whole, with how the run that resumed it ended."""
+    return f"SELECT *, {RESUMED_STATUS} FROM runs WHERE id = {dialect.p('id')}"
+
+
+def set_resumed_as_sql(dialect: Dialect) -> str:
+    """A paused run names the run that resumed it (never itself), in the transaction that
+    records that run."""
+    return (
+        f"UPDATE runs SET resumed_as = {dialect.p('id')} "
+        f"WHERE id = {dialect.p('resumed_from')} AND id <> {dialect.p('id')}"
+    )
+
+
 def list_runs_sql(limit: int, query: str | None, dialect: Dialect) -> tuple[str, dict[str, Any]]:
     """The newest `limit` runs, those whose source, status or error code holds `query`."""
     text = f"SELECT {RUN_LISTED} FROM runs"
@@ -212,6 +228,7 @@ __all__ = [
     "APPROVAL_JSON",
     "OPEN_SQL",
     "POSTGRES",
+    "RESUMED_STATUS",
     "RUN_LISTED",
     "SQLITE",
     "Dialect",
@@ -221,10 +238,12 @@ __all__ = [
     "approval_params",
     "approval_update",
     "approvals_where",
+    "get_run_sql",
     "list_runs_sql",
     "pending_sql",
     "pg_text",
     "run_from_row",
     "run_row",
+    "set_resumed_as_sql",
     "sqlite_text",
 ]

@@ -107,12 +107,22 @@ class MemoryStore(ApprovalClaims):
     def record_run(self, run: RunRecord) -> None:
         envelope, cut = fit_envelope(run.envelope, self.max_envelope_bytes)
         kept = run.model_copy(
-            update={"envelope": envelope, "envelope_cut": cut or run.envelope_cut}
+            update={
+                "envelope": envelope,
+                "envelope_cut": cut or run.envelope_cut,
+                "resumed_status": None,  # read with the row, never kept with it
+            }
         )
         size = len(dumps(envelope)) + len(run.source)
         with self._lock:
             before = self._runs.get(run.id)
+            if before is not None and kept.resumed_as is None:
+                kept.resumed_as = before[0].resumed_as  # as the SQL stores' upsert keeps it
             self._runs[run.id] = (kept, size)
+            paused = self._runs.get(run.resumed_from or "")
+            if paused is not None and run.resumed_from != run.id:
+                # The paused run it resumed says what it became.
+                paused[0].resumed_as = run.id
             self._history_bytes += size - (before[1] if before else 0)
             if self._history_bytes <= self.max_history_bytes:
                 return
@@ -158,13 +168,20 @@ class MemoryStore(ApprovalClaims):
                 r = r.model_copy(
                     update={"envelope": fit_envelope(r.envelope, PREVIEW_BYTES)[0], "partial": True}
                 )
-            listed.append(r)
+            listed.append(self._with_resumed_status(r))
         return listed
 
     def get_run(self, run_id: str) -> RunRecord | None:
         with self._lock:
             found = self._runs.get(run_id)
-        return found[0] if found else None
+        return self._with_resumed_status(found[0]) if found else None
+
+    def _with_resumed_status(self, run: RunRecord) -> RunRecord:
+        """The run as listed: with how the run that resumed it ended (a copy: never kept)."""
+        with self._lock:
+            resumed = self._runs.get(run.resumed_as or "")
+        status = resumed[0].status if resumed else None
+        return run.model_copy(update={"resumed_status": status})
 
     def owner_of_run(self, run_id: str) -> str | None:
         found = self.get_run(run_id)

@@ -76,10 +76,12 @@ from ._sql import (
     approval_params,
     approval_update,
     approvals_where,
+    get_run_sql,
     list_runs_sql,
     pg_text,
     run_from_row,
     run_row,
+    set_resumed_as_sql,
 )
 from .postgres_listener import ApprovalListener
 from .postgres_schema import (
@@ -630,6 +632,11 @@ class PostgresStore(ApprovalClaims):
         def write(conn: psycopg.Connection) -> None:
             with conn.transaction():
                 conn.execute(upsert, row)
+                if run.resumed_from:  # the paused run it resumed says what it became
+                    conn.execute(
+                        set_resumed_as_sql(POSTGRES),
+                        {"id": run.id, "resumed_from": run.resumed_from},
+                    )
                 self._evict_runs(conn, keep=run.id)
 
         self._call(write)
@@ -684,7 +691,7 @@ class PostgresStore(ApprovalClaims):
     def get_run(self, run_id: str) -> RunRecord | None:
         def read(conn: psycopg.Connection) -> RunRecord | None:
             with conn.cursor(row_factory=dict_row) as cur:
-                row = cur.execute("SELECT * FROM runs WHERE id = %s", (run_id,)).fetchone()
+                row = cur.execute(get_run_sql(POSTGRES), {"id": run_id}).fetchone()
             return run_from_row(row) if row is not None else None
 
         return self._call(read)

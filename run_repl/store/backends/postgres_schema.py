@@ -189,7 +189,19 @@ def _v3(conn: psycopg.Connection) -> None:
         )
 
 
-MIGRATIONS: dict[int, Callable[[psycopg.Connection], None]] = {1: _v1, 2: _v2, 3: _v3}
+def _v4(conn: psycopg.Connection) -> None:
+    """A paused run names the run that resumed it (that run already names the paused one)."""
+    conn.execute("ALTER TABLE runs ADD COLUMN resumed_as text")
+    # Of two resumes of one run (the first did not go), the later one.
+    conn.execute(
+        "UPDATE runs SET resumed_as = later.id FROM ("
+        "SELECT DISTINCT ON (resumed_from) resumed_from, id FROM runs "
+        "WHERE resumed_from IS NOT NULL ORDER BY resumed_from, started_at DESC"
+        ") AS later WHERE runs.id = later.resumed_from AND runs.id <> later.id"
+    )
+
+
+MIGRATIONS: dict[int, Callable[[psycopg.Connection], None]] = {1: _v1, 2: _v2, 3: _v3, 4: _v4}
 SCHEMA_VERSION = max(MIGRATIONS)
 
 
@@ -223,6 +235,7 @@ _MARKS: dict[int, tuple[str, str | None]] = {
     1: ("results", None),
     2: ("run_keys", None),
     3: ("store_counters", None),
+    4: ("runs", "resumed_as"),
 }
 
 

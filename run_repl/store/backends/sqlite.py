@@ -59,9 +59,11 @@ from ._sql import (
     approval_params,
     approval_update,
     approvals_where,
+    get_run_sql,
     list_runs_sql,
     run_from_row,
     run_row,
+    set_resumed_as_sql,
 )
 
 T = TypeVar("T")
@@ -233,6 +235,19 @@ def _v6(db: sqlite3.Connection) -> None:
             )
 
 
+def _v7(db: sqlite3.Connection) -> None:
+    """A paused run names the run that resumed it (that run already names the paused one)."""
+    db.execute("ALTER TABLE runs ADD COLUMN resumed_as TEXT")
+    resumes = db.execute(
+        "SELECT id, resumed_from FROM runs WHERE resumed_from IS NOT NULL ORDER BY started_at"
+    ).fetchall()
+    # Oldest first: of two resumes of one run (the first did not go), the later one stays.
+    db.executemany(
+        "UPDATE runs SET resumed_as = ? WHERE id = ? AND id <> ?",
+        [(r["id"], r["resumed_from"], r["id"]) for r in resumes],
+    )
+
+
 MIGRATIONS: dict[int, Callable[[sqlite3.Connection], None]] = {
     1: _v1,
     2: _v2,
@@ -240,6 +255,7 @@ MIGRATIONS: dict[int, Callable[[sqlite3.Connection], None]] = {
     4: _v4,
     5: _v5,
     6: _v6,
+    7: _v7,
 }
 SCHEMA_VERSION = max(MIGRATIONS)
 
@@ -254,6 +270,7 @@ _MARKS: dict[int, tuple[str, str | None]] = {
     4: ("approval_changes", None),
     5: ("run_keys", None),
     6: ("store_counters", None),
+    7: ("runs", "resumed_as"),
 }
 
 
@@ -578,6 +595,10 @@ class SqliteStore(ApprovalClaims):
                 + ", ".join(f"{k} = excluded.{k}" for k in row if k != "id"),
                 row,
             )
+            if run.resumed_from:  # the paused run it resumed says what it became
+                db.execute(
+                    set_resumed_as_sql(SQLITE), {"id": run.id, "resumed_from": run.resumed_from}
+                )
             self._evict_runs(db, keep=run.id)
 
     @staticmethod
@@ -621,9 +642,7 @@ class SqliteStore(ApprovalClaims):
         return self._read(lambda db: [run_from_row(row) for row in db.execute(sql, args)])
 
     def get_run(self, run_id: str) -> RunRecord | None:
-        row = self._read(
-            lambda db: db.execute("SELECT * FROM runs WHERE id = ?", (run_id,)).fetchone()
-        )
+        row = self._read(lambda db: db.execute(get_run_sql(SQLITE), {"id": run_id}).fetchone())
         return run_from_row(row) if row else None
 
     def owner_of_run(self, run_id: str) -> str | None:

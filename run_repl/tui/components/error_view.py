@@ -47,7 +47,14 @@ class RunErrorView(Static, can_focus=True):
             self.update("")
             return
         styles = present_styles(self.app.current_theme)
-        self.update(lines_to_text(error_lines(self.error, self.source), styles))
+        # The snippet's line is cut to the panel's width: wrapped, its caret would
+        # sit under another character. (0 before the first layout: on_resize redraws.)
+        width = self.scrollable_content_region.width or None
+        self.update(lines_to_text(error_lines(self.error, self.source, width=width), styles))
+
+    def on_resize(self) -> None:
+        if self.error is not None:
+            self._render_error()
 
     def notify_style_update(self) -> None:
         super().notify_style_update()

@@ -290,7 +290,9 @@ class ValuePages:
 
     def default_export_path(self) -> str:
         shown = self.shown
-        name = (shown.ref if shown and shown.ref else "value").removeprefix("res_")
+        # The ref's first 8 hex digits name it (a name already taken asks before it is
+        # replaced): short enough that the prompt shows it whole in a narrow panel.
+        name = (shown.ref if shown and shown.ref else "value").removeprefix("res_")[:8]
         text = shown is not None and (shown.path == "$lines" and not shown.inline)
         return f"./value-{name}.{'txt' if text else 'json'}"
 

@@ -135,14 +135,17 @@ page is shown, and the header says so.
         &.-tree #value-table { display: none; }
         #value-table > .datatable--cursor { background: $foreground 12%; }
         &:focus #value-table > .datatable--cursor { background: $accent 20%; color: $text; }
+        /* The question above its answer: the answer (a file name) gets the panel's
+           whole width, so it shows whole instead of its end alone. */
         #value-prompt {
             display: none;
-            height: 1;
+            layout: vertical;
+            height: auto;
             background: $panel;
         }
         &.-prompt #value-prompt { display: block; }
-        #value-prompt Label { padding: 0 1; color: $text-accent; }
-        #value-prompt Input { border: none; height: 1; padding: 0; width: 1fr; }
+        #value-prompt Label { padding: 0 1; color: $text-accent; width: 1fr; }
+        #value-prompt Input { border: none; height: 1; padding: 0 1; width: 1fr; }
         .value-view--key { color: $text-primary; }
         .value-view--string { color: $text-success; }
         .value-view--number { color: $text-warning; }

@@ -47,6 +47,7 @@ from ..approvals_inbox import ApprovalsInbox, InboxRow
 from ..components import approval_prompt
 from ..guest_text import safe_text
 from ..themes import present_styles
+from ..toast_place import keep_toasts_above
 from .confirm import Confirm
 
 STATE_STYLE = {
@@ -208,6 +209,14 @@ meant for one approval never decides the next.
         self.shown_at = time.monotonic()
         self.refresh_inbox()
         self.watch(self.app, "theme", lambda: self.refresh_inbox(), init=False)
+        self.call_after_refresh(self._place_toasts)
+
+    def on_resize(self) -> None:
+        self.call_after_refresh(self._place_toasts)
+
+    def _place_toasts(self) -> None:
+        # News from other runs comes as toasts while the inbox is open: never over its keys.
+        keep_toasts_above(self, self.query_one("#inbox-keys"))
 
     # ------------------------------------------------------------------ showing
     @property

@@ -19,7 +19,8 @@ from textual.widgets.data_table import CellDoesNotExist
 from textual.worker import get_current_worker
 
 from ...present import formats
-from ...present.history import HistoryRow
+from ...present.history import HistoryRow, resume_fragments
+from ...present.styled import plain
 from ...store.records import RunRecord
 from ..guest_text import safe_lines, safe_text
 from ..themes import rich_colour, rich_syntax_theme
@@ -68,9 +69,12 @@ class RunSource(Protocol):
     def get_run(self, run_id: str) -> RunRecord | None: ...
 
 
-def summarize_result(envelope: dict[str, Any]) -> tuple[list[str], list[str], int]:
+def summarize_result(
+    envelope: dict[str, Any], *, resumed: bool = False
+) -> tuple[list[str], list[str], int]:
     """How the run ended, in three parts: fact lines (status first, then the error or
-    what it waits for), the value's first pretty JSON lines, and how many lines were left out."""
+    what it waits for), the value's first pretty JSON lines, and how many lines were left
+    out. `resumed`: a paused run that was resumed since (it waits for nothing now)."""
     status = envelope.get("status", "?")
     facts = [f"status: {status}"]
     if "duration_ms" in envelope:
@@ -88,7 +92,9 @@ def summarize_result(envelope: dict[str, Any]) -> tuple[list[str], list[str], in
         return facts, [], 0
     if status == "interrupted":
         for item in envelope.get("interruptions") or []:
-            facts.append(f"waiting for a decision on {item.get('path', '?')}()")
+            facts.append(
+                f"{'paused' if resumed else 'waiting'} for a decision on {item.get('path', '?')}()"
+            )
         return facts, [], 0
     if status != "ok":
         return facts, [], 0
@@ -293,11 +299,23 @@ on screen stays chosen), where these keys work:
         row = HistoryRow.of(run)
         return (
             row.when,
-            Text(row.status, style=self._status_style(row.status)),
+            self._status_cell(run),
             Text(row.duration, justify="right"),
             Text(safe_text(row.code), style="dim"),
             Text(safe_text(row.title[:80])),
         )
+
+    def _status_cell(self, run: RunRecord) -> Text:
+        """The status, and what a resume links: `interrupted → ok` (what became of a
+        paused run), `ok (a resume)` (a run that resumed one); the preview has the ids."""
+        cell = Text(run.status, style=self._status_style(run.status))
+        if run.resumed_from:
+            cell.append(" (a resume)", style="dim")
+        if run.resumed_as:
+            then = run.resumed_status or "resumed"
+            cell.append(" → ", style="dim")
+            cell.append(then, style=self._status_style(then))
+        return cell
 
     def _status_style(self, status: str) -> str:
         theme = self.app.current_theme
@@ -333,9 +351,14 @@ on screen stays chosen), where these keys work:
             summary.update("")
             return
         source.update(self._highlighted_source(run.source))
-        facts, value_lines, left_out = summarize_result(run.envelope or {"status": run.status})
+        facts, value_lines, left_out = summarize_result(
+            run.envelope or {"status": run.status}, resumed=run.resumed_as is not None
+        )
         facts = [safe_text(fact) for fact in facts]
         parts: list[RenderableType] = [Text(facts[0], style=self._status_style(run.status))]
+        resume = plain(resume_fragments(run))
+        if resume:
+            parts.append(Text(safe_text(resume), style="bold"))
         parts += [Text(line) for line in facts[1:]]
         if value_lines:
             parts.append(self._syntax(safe_lines("\n".join(value_lines)), "json"))

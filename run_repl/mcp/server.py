@@ -16,6 +16,7 @@ from __future__ import annotations
 import asyncio
 import contextvars
 import gc
+import json
 import logging
 import socket
 import sys
@@ -143,6 +144,11 @@ class RunReplMcp:
         self._manifest: Any = None
         self._follow_host()
         self._tools = tool_list(self.settings, guide.namespaces_text(self.namespaces))
+        self._header_schemas = {
+            t.name: t.input_schema
+            for t in self._tools
+            if "x-mcp-header" in json.dumps(t.input_schema)
+        }
 
     def _follow_host(self) -> None:
         """The docs as the host is now: an upstream whose tool list changed has a new
@@ -199,8 +205,10 @@ class RunReplMcp:
         return server
 
     def tool_input_schema(self, name: str) -> dict[str, Any] | None:
-        """Tool `name`'s input schema, as tools/list gives it (None: no such tool)."""
-        return next((t.input_schema for t in self._tools if t.name == name), None)
+        """Tool `name`'s input schema when it declares `Mcp-Param-*` headers (x-mcp-header),
+        which the SDK then checks against the call's arguments; None: nothing to check
+        (no such tool, or one that declares none, as run-repl's do)."""
+        return self._header_schemas.get(name)
 
     async def list_tools(
         self, ctx: ServerRequestContext[Any], params: types.PaginatedRequestParams | None
@@ -766,7 +774,8 @@ def http_app(app: RunReplMcp, http: HttpSettings) -> Any:
 
     Stateless: each request stands alone (no `Mcp-Session-Id`), so a 2025-handshake
     client's requests may go to any server of a team; progress notes still reach the
-    client on the response stream of the call they belong to."""
+    client on the response stream of the call they belong to, and a call that asked for
+    none gets one JSON response instead of a stream (http_streams.py)."""
     from mcp.server.transport_security import TransportSecuritySettings
 
     server = app.build()
@@ -775,11 +784,17 @@ def http_app(app: RunReplMcp, http: HttpSettings) -> Any:
         allowed_hosts=[*http.hosts, *(f"{h}:*" for h in http.hosts)],
         allowed_origins=[*http.origins, *(f"{o}:*" for o in http.origins)],
     )
-    inner: Any = server.streamable_http_app(
-        stateless_http=http.stateless,
-        transport_security=security,
-        max_request_body_size=http.limits.max_request_bytes,
-    )
+    inner: Any
+    if http.stateless:
+        from .http_streams import stateless_mcp_app
+
+        inner = stateless_mcp_app(server, security, http.limits.max_request_bytes)
+    else:
+        inner = server.streamable_http_app(
+            stateless_http=False,
+            transport_security=security,
+            max_request_body_size=http.limits.max_request_bytes,
+        )
     inner = BodyLimit(inner, http.limits.max_request_bytes)
     if http.tokens is not None:
         inner = BearerAuth(inner, http.tokens)

@@ -110,6 +110,53 @@ def test_half_sent_requests_are_closed(data: Path) -> None:
     assert after.status_code == 200
 
 
+def _answer(sock: socket.socket) -> bytes:
+    """What the server sent before it closed `sock`."""
+    sock.settimeout(CEILING_S)
+    got = b""
+    try:
+        while chunk := sock.recv(4096):
+            got += chunk
+    except ConnectionResetError:
+        pass
+    return got
+
+
+def test_an_over_size_head_is_refused_whole_or_trickled(data: Path) -> None:
+    """A request head over the bound (16 KiB) is refused, sent at once or a little at a
+    time (the header deadline is far away: only the bound can close it)."""
+    _slow_config(data, header_timeout_s=120)
+    server = start(data)
+    big = b"X-Big: " + b"a" * (20 * 1024) + b"\r\n"
+    body = b'{"jsonrpc": "2.0", "id": 1, "method": "ping"}'
+    try:
+        whole = socket.create_connection(("127.0.0.1", server.port))
+        whole.sendall(
+            b"POST /mcp HTTP/1.1\r\nHost: 127.0.0.1\r\n"
+            + big
+            + b"Authorization: Bearer "
+            + TOKEN.encode()
+            + b"\r\nContent-Type: application/json\r\nContent-Length: "
+            + str(len(body)).encode()
+            + b"\r\n\r\n"
+            + body
+        )
+        refused = _answer(whole)
+        trickled = socket.create_connection(("127.0.0.1", server.port))
+        trickled.sendall(b"POST /mcp HTTP/1.1\r\nHost: 127.0.0.1\r\n")
+        for _ in range(40):  # 40 x 1 KiB of one header that never ends
+            try:
+                trickled.sendall(b"X-Slow: " + b"b" * 1024)
+            except (BrokenPipeError, ConnectionResetError):
+                break
+        _closed_within(trickled, CEILING_S)
+        after = httpx2.post(server.url, json=INIT, headers=AUTH)  # the server is fine
+    finally:
+        stop(server)
+    assert refused.startswith(b"HTTP/1.1 400"), refused[:200]
+    assert after.status_code == 200
+
+
 def test_an_over_size_body_gets_413(data: Path) -> None:
     _slow_config(data, max_request_bytes=65536 * 12)
     server = start(data)

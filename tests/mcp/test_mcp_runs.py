@@ -213,9 +213,9 @@ import anyio, httpx2, sys
 from mcp import Client
 from mcp.client.streamable_http import streamable_http_client
 
-async def main(url, token):
+async def main(url, token, mode):
     http = httpx2.AsyncClient(headers={"Authorization": "Bearer " + token})
-    async with http, Client(streamable_http_client(url, http_client=http)) as client:
+    async with http, Client(streamable_http_client(url, http_client=http), mode=mode) as client:
         await client.call_tool("run", {"code": 'await gate.wait("h")'})
 
 anyio.run(main, *sys.argv[1:])
@@ -223,10 +223,13 @@ anyio.run(main, *sys.argv[1:])
 
 
 @pytest.mark.slow
-async def test_an_http_client_that_disconnects_mid_run_cancels_it(data: Path, gate: Path) -> None:
+@pytest.mark.parametrize("mode", ["auto", "legacy"])  # 2026-07-28, and a 2025 JSON answer
+async def test_an_http_client_that_disconnects_mid_run_cancels_it(
+    data: Path, gate: Path, mode: str
+) -> None:
     process, url = start_http(data, "--host", GATE_HOST, gate=gate)
     client = subprocess.Popen(
-        [sys.executable, "-c", HTTP_CLIENT, url, TOKEN], stderr=subprocess.DEVNULL
+        [sys.executable, "-c", HTTP_CLIENT, url, TOKEN, mode], stderr=subprocess.DEVNULL
     )
     try:
         await until(lambda: (gate / "entered-h").exists())

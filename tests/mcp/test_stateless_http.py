@@ -6,8 +6,9 @@ from __future__ import annotations
 from pathlib import Path
 
 import anyio
+import httpx2
 import pytest
-from http_servers import Alternating, client, start, stop
+from http_servers import TOKEN, Alternating, client, start, stop
 from mcp_harness import cli
 from test_mcp_approvals import LIMIT_S, PUBLISH, published
 
@@ -59,6 +60,37 @@ async def test_a_legacy_session_works_across_two_servers(data: Path) -> None:
     assert {port for _, port in balancer.sent} == {one.port, two.port}
     posts = [port for method, port in balancer.sent if method == "POST"]
     assert posts[0] != posts[1]  # the initialize and what follows went to different servers
+
+
+CALL = {
+    "jsonrpc": "2.0",
+    "id": 2,
+    "method": "tools/call",
+    "params": {"name": "run", "arguments": {"code": "1 + 1"}},
+}
+LEGACY = {
+    "accept": "application/json, text/event-stream",
+    "content-type": "application/json",
+    "authorization": f"Bearer {TOKEN}",
+    "mcp-protocol-version": "2025-11-25",
+}
+
+
+def test_a_legacy_call_gets_a_stream_only_when_it_asks_for_progress(data: Path) -> None:
+    """Without a session nothing but progress can come before the answer: a call that
+    asked for none gets one JSON response, one with a progressToken the SSE stream."""
+    server = start(data)
+    try:
+        plain = httpx2.post(server.url, json=CALL, headers=LEGACY)
+        asking = {**CALL, "params": {**CALL["params"], "_meta": {"progressToken": "p-1"}}}
+        streamed = httpx2.post(server.url, json=asking, headers=LEGACY)
+    finally:
+        stop(server)
+    assert plain.status_code == 200 and streamed.status_code == 200
+    assert plain.headers["content-type"].startswith("application/json")
+    assert plain.json()["result"]["structuredContent"]["value"] == 2
+    assert streamed.headers["content-type"].startswith("text/event-stream")
+    assert '"value":2' in streamed.text
 
 
 def _pending(data: Path) -> list[str]:

@@ -30,6 +30,7 @@ from ...present.formats import plural
 from ...sandbox.result import RunResult
 from ...sandbox.result_store import ResultRefNotFound
 from ..guest_text import safe_text
+from .value_chart import ValueChart
 from .value_lines import ValueLines, cut
 from .value_model import (
     FIRST_PAGE_ONLY,
@@ -45,9 +46,15 @@ from .value_model import (
 from .value_table import Records, RecordsTable, records_of
 from .value_tree import TreeItem, ValueTree
 
-Mode = Literal["lines", "table", "tree", "prompt"]
+Mode = Literal["lines", "table", "tree", "chart", "prompt"]
 Base = Literal["lines", "table"]
 
+
+CHART_ACTIONS = frozenset(
+    {"toggle_chart", "next_page", "previous_page", "jump", "copy_page", "export"}
+    | {"scroll_left", "scroll_right"}  # the charted column, as they are the table's
+)
+"""What the panel's keys do over a chart (the rest are the lines' and the table's)."""
 
 TYPING_GAP_S = 0.6
 """Keys closer together than this, after one that is none of the panel's, are typing."""
@@ -73,6 +80,7 @@ fetched from the stored result; the header says which items you see.
 | `t` / `enter` | the selected item as a tree (`enter`/`space` fold; `t` or `escape` back) |
 | `r` | records: a table (a row a record, a column a key) or the JSON lines |
 | `s` | in the table: sort the page by the column under the cursor (again: the other way; a third time: as it came); or click a column's title |
+| `C` | a chart of the page: bars of a numeric column (`left`/`right` choose it), labelled by the first text column; `C` or `escape` back |
 | `y` | copy the selected item (in the tree: the node) as JSON |
 | `Y` | copy the page as JSON |
 | `ctrl+e` | export the whole value to a file, page by page (asks before replacing one) |
@@ -96,6 +104,8 @@ page is shown, and the header says so.
         Binding("t,enter", "toggle_tree", "Tree", id="value.tree"),
         Binding("r", "toggle_table", "Table/JSON", id="value.table"),
         Binding("s", "sort", "Sort", id="value.sort"),
+        # A capital: code typed here by mistake starts `const …`, and a lone first key acts.
+        Binding("C", "toggle_chart", "Chart", id="value.chart"),
         Binding("y", "copy_item", "Copy item", id="value.copy_item"),
         Binding("Y", "copy_page", "Copy page", id="value.copy_page"),
         # Not a letter: a word typed here by mistake must never write a file.
@@ -133,6 +143,9 @@ page is shown, and the header says so.
         &.-table #value-table { display: block; }
         &.-table ValueLines { display: none; }
         &.-tree #value-table { display: none; }
+        #value-chart { display: none; }
+        &.-chart #value-chart { display: block; }
+        &.-chart ValueLines { display: none; }
         #value-table > .datatable--cursor { background: $foreground 12%; }
         &:focus #value-table > .datatable--cursor { background: $accent 20%; color: $text; }
         #value-prompt {
@@ -187,6 +200,7 @@ page is shown, and the header says so.
         self._lines = ValueLines(id="value-lines")
         self._tree = ValueTree("value", id="value-tree")
         self._table = RecordsTable(id="value-table")
+        self._chart = ValueChart(id="value-chart")
         self._records: Records | None = None
         self._base: Base = "lines"
         self.prefer_table = True
@@ -202,6 +216,7 @@ page is shown, and the header says so.
         yield self._header
         yield self._lines
         yield self._table
+        yield self._chart
         yield self._tree
         with Horizontal(id="value-prompt"):
             yield self._prompt_label
@@ -275,6 +290,17 @@ page is shown, and the header says so.
         return self._records
 
     @property
+    def in_chart(self) -> bool:
+        """The page shows as a chart (also under the go-to prompt)."""
+        return self.mode == "chart" or (
+            self.mode == "prompt" and self._mode_before_prompt == "chart"
+        )
+
+    @property
+    def chart(self) -> ValueChart:
+        return self._chart
+
+    @property
     def in_tree(self) -> bool:
         return self.mode == "tree" or (self.mode == "prompt" and self._mode_before_prompt == "tree")
 
@@ -287,6 +313,7 @@ page is shown, and the header says so.
     def watch_mode(self, mode: Mode) -> None:
         self.set_class(self.in_tree, "-tree")
         self.set_class(self.in_table, "-table")
+        self.set_class(self.in_chart, "-chart")
         self.set_class(mode == "prompt", "-prompt")
         if self.is_mounted:
             self._update_header()
@@ -348,6 +375,8 @@ page is shown, and the header says so.
             if cursor >= 0:
                 self._lines.reveal(cursor, top=top)
         self._show_table(shown, items, offset, cursor)
+        if self.in_chart:
+            self._draw_chart()
         self._update_header()
         self.refresh_bindings()
         if not announce:
@@ -486,7 +515,7 @@ page is shown, and the header says so.
         if starting:
             self.notify(
                 "That looks like typing: the Value panel has the focus, and its letters are "
-                "keys (n p g t r s y Y, enter), so they were ignored. ctrl+o e goes to the "
+                "keys (n p g t r s y Y C, enter), so they were ignored. ctrl+o e goes to the "
                 "editor.",
                 title="Value",
                 severity="warning",
@@ -581,7 +610,10 @@ page is shown, and the header says so.
     def action_scroll_left(self) -> None:
         if self._typing():
             return
-        if self._base == "table":
+        if self.mode == "chart":
+            if not self._chart.cycle(-1):
+                self.app.bell()
+        elif self._base == "table":
             self._table.action_cursor_left()
         else:
             self._lines.scroll_left(animate=False)
@@ -589,7 +621,10 @@ page is shown, and the header says so.
     def action_scroll_right(self) -> None:
         if self._typing():
             return
-        if self._base == "table":
+        if self.mode == "chart":
+            if not self._chart.cycle(1):
+                self.app.bell()
+        elif self._base == "table":
             self._table.action_cursor_right()
         else:
             self._lines.scroll_right(animate=False)
@@ -699,7 +734,38 @@ page is shown, and the header says so.
             self._close_prompt()
         elif self.mode == "tree":
             self._close_tree()
+        elif self.mode == "chart":
+            self.mode = self._base
         self.focus()
+
+    # ------------------------------------------------------------------ chart
+    def action_toggle_chart(self) -> None:
+        """C: the page as a chart of a numeric column, or back to the lines or table."""
+        if self._typing():
+            return
+        if self.mode == "chart":
+            self.mode = self._base
+            return
+        self._chart.cycle_keys = (
+            f"{self._key('value.scroll_left', 'left')}/{self._key('value.scroll_right', 'right')}"
+        )
+        self.mode = "chart"
+        self._draw_chart()
+
+    def _draw_chart(self) -> None:
+        model = self.model
+        if model.windowed:
+            span = (
+                f"items {model.offset + 1:,}–{model.offset + len(model.items):,} of {model.total:,}"
+            )
+        else:
+            span = "the whole value"
+        prefer = self._table.column_key if self._base == "table" else None
+        self._chart.show_page(model.shown, model.items, model.offset, span, prefer)
+
+    def _key(self, binding_id: str, default: str) -> str:
+        hints = getattr(self.app, "key_hints", None)
+        return hints.keys(binding_id, first=True) if hints is not None else default
 
     # ------------------------------------------------------------------ copy
     def action_copy_item(self) -> None:
@@ -842,6 +908,8 @@ page is shown, and the header says so.
             return False
         if self.mode == "tree":
             return action in {"toggle_tree", "copy_item", "copy_page", "export"}
+        if self.mode == "chart" and action not in CHART_ACTIONS:
+            return False
         if action in {"next_page", "previous_page", "jump"}:
             return self.model.windowed
         if action == "toggle_table":

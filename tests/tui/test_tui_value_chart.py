@@ -19,7 +19,7 @@ from test_tui_value_view import (
 from textual_plotext import PlotextPlot
 
 from run_repl.sandbox.result import RunResult
-from run_repl.tui.components.value_chart import Chart, NotChartable, chart_of
+from run_repl.tui.components.value_chart import Chart, ChartPlot, NotChartable, chart_of
 from run_repl.tui.components.value_model import Shown
 from run_repl.tui.components.value_view import ValueView
 
@@ -119,9 +119,10 @@ async def test_shift_c_shows_the_chart_and_goes_back_to_the_table() -> None:
         assert view.in_chart and not view.in_table
         assert view.query_one(PlotextPlot).display and view.chart.reason is None
         text = screen_text(app)
-        assert "amount by id · items 1–" in text and "█" in text
+        assert "amount by id · column 1 of 2 (left/right) · items 1–" in text and "█" in text
         shown = len(view.page_items)
         assert bars(view) == [o["amount"] for o in ORDERS[:shown]]
+        assert view.query_one(ChartPlot).kind == "bars"
         await pilot.press("C")
         await pilot.pause()
         assert view.in_table and not view.in_chart
@@ -163,6 +164,8 @@ async def test_the_chart_pages_like_the_table() -> None:
         assert view.in_chart and view.page_offset == first
         assert f"items {first + 1}–{first + 100} of 2,000" in screen_text(app)
         assert bars(view) == [o["amount"] for o in ORDERS[first : first + 100]]
+        # A hundred bars would not fit a hundred columns apart: the page is a line.
+        assert view.query_one(ChartPlot).kind == "line"
         await pilot.press("g")
         view.query_one("#value-prompt-input").value = "1999"  # type: ignore[attr-defined]
         await pilot.press("enter")

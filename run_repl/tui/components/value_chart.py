@@ -28,7 +28,8 @@ from .value_table import cell_text, records_of
 
 VALUE = "value"
 """The column name of a page of plain numbers, or an object's numeric values."""
-HORIZONTAL_BARS = 16
+LYING_BARS = 16
+"""At most this many labelled bars lie down, each label read whole down the side."""
 LABEL_CHARS = 16  # a longer label is cut on the axis (the table shows it whole)
 
 
@@ -173,22 +174,41 @@ def _entries(items: Sequence[Any]) -> Chart | NotChartable:
 
 
 class ChartPlot(PlotextPlot):
-    """The plot, whose upright bars' labels are spread evenly over the width it has (plotext's
-    own choice of which to show depends on the sizes it was drawn at before)."""
+    """The plot, drawn for the width it has: bars lying down when few labelled items fit
+    down the side, bars standing when each gets a column or two, else a line; the
+    labels under it are spread evenly (plotext's own pick depends on the sizes it was
+    drawn at before, so the same page would not always look the same)."""
 
     def __init__(self, *, id: str | None = None) -> None:
         super().__init__(id=id)
         self.labels: list[str] = []
-        """The upright bars' labels (none for lying bars: they label themselves)."""
+        self.values: list[float] = []
+        self.labelled = False
+        self.kind = ""
+        """How the last drawing went: "lying", "bars" or "line"."""
+
+    def show(self, labels: list[str], values: list[float], *, labelled: bool) -> None:
+        self.labels, self.values, self.labelled = labels, values, labelled
+        self.refresh()
 
     def render(self) -> RenderResult:
-        if self.labels:
-            count = len(self.labels)
-            wide = max(len(label) for label in self.labels) + 2
+        plt, labels, values = self.plt, self.labels, self.values
+        plt.clear_figure()
+        count = len(values)
+        if self.labelled and count <= LYING_BARS:
+            # plotext lays the first bar at the bottom: the first item goes on top
+            self.kind = "lying"
+            plt.bar(labels[::-1], values[::-1], orientation="horizontal", width=0.6)
+        elif count:
+            self.kind = "bars" if count * 2 <= self.size.width - 8 else "line"
+            if self.kind == "bars":
+                plt.bar(labels, values, width=0.8)
+            else:
+                plt.plot(list(range(1, count + 1)), values, marker="braille")
+            wide = max(len(label) for label in labels) + 2
             fit = max(1, (self.size.width - 8) // wide)
-            step = max(1, -(-count // fit))
-            ticks = range(1, count + 1, step)
-            self.plt.xticks([float(t) for t in ticks], [self.labels[t - 1] for t in ticks])
+            ticks = range(1, count + 1, max(1, -(-count // fit)))
+            plt.xticks([float(t) for t in ticks], [labels[t - 1] for t in ticks])
         return super().render()
 
 
@@ -274,30 +294,22 @@ class ValueChart(Vertical):
         by = chart.label_column or "item"
         parts: list[str | tuple[str, str]] = [
             (safe_text(column), "$text-accent"),
-            f" by {safe_text(by)} · {self.span}",
+            f" by {safe_text(by)}",
         ]
         if len(chart.columns) > 1:
             index = chart.columns.index(column) + 1
             parts.append(f" · column {index} of {len(chart.columns)} ({self.cycle_keys})")
+        # Which items: the header above says it too, but a narrow panel cuts this line first.
+        parts.append(f" · {self.span}")
         missing = len(chart.labels) - len(values)
         if missing:
             parts.append(f" · {missing:,} without a number")
         self._title.update(Content.assemble(*parts))
-        plt = self._plot.plt
-        plt.clear_figure()
         self.drawn = ([], [])
         if not values:
             self.set_class(True, "-not-chartable")
             self._reason.update(f"Nothing to chart: no item on this page has a number in {column}.")
             return
-        # Few labelled bars lie down, so every label is read whole down the side; more
-        # stand up, and plotext keeps the labels that fit under them.
-        horizontal = chart.label_column is not None and len(values) <= HORIZONTAL_BARS
         self.drawn = (labels, values)
         texts = [safe_text(lab) for lab in labels]
-        if horizontal:  # plotext lays the first bar at the bottom: the first item goes on top
-            plt.bar(texts[::-1], values[::-1], orientation="horizontal", width=0.6)
-        else:
-            plt.bar(texts, values, width=0.8)
-        self._plot.labels = [] if horizontal else texts
-        self._plot.refresh()
+        self._plot.show(texts, values, labelled=chart.label_column is not None)

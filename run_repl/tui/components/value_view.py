@@ -15,7 +15,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, ClassVar, Literal
 
-from textual import events, on, work
+from textual import events, on
 from textual.app import ComposeResult
 from textual.binding import Binding, BindingType
 from textual.containers import Horizontal
@@ -24,18 +24,18 @@ from textual.message import Message
 from textual.reactive import reactive
 from textual.widget import Widget
 from textual.widgets import DataTable, Input, Label, Static
-from textual.worker import get_current_worker
 
 from ...present.formats import plural
 from ...sandbox.result import RunResult
 from ...sandbox.result_store import ResultRefNotFound
 from ..guest_text import safe_text
+from .export_progress import ExportFinished as _ExportFinished
+from .export_progress import ExportProgress
 from .value_chart import ValueChart
 from .value_lines import ValueLines, cut
 from .value_model import (
     FIRST_PAGE_ONLY,
     GONE,
-    ExportJob,
     Pager,
     PageUnavailable,
     Shown,
@@ -83,7 +83,7 @@ fetched from the stored result; the header says which items you see.
 | `C` | a chart of the page: bars of a numeric column (`left`/`right` choose it), labelled by the first text column; `C` or `escape` back |
 | `y` | copy the selected item (in the tree: the node) as JSON |
 | `Y` | copy the page as JSON |
-| `ctrl+e` | export the whole value to a file, page by page (asks before replacing one) |
+| `ctrl+e` | export the whole value to a file, page by page (asks before replacing one): JSON, JSON Lines (`.jsonl`) or CSV (`.csv`) by the name's ending, with a progress bar; `escape` cancels |
 
 Text typed here by mistake does nothing: after a key that is none of the panel's
 (a letter that is no key here, a space, a bracket), the letters that come with it
@@ -116,6 +116,8 @@ page is shown, and the header says so.
         Binding("end", "last_item", "Last item", id="value.last_item", show=False),
         Binding("left,h", "scroll_left", "Scroll left", id="value.scroll_left", show=False),
         Binding("right,l", "scroll_right", "Scroll right", id="value.scroll_right", show=False),
+        # Before back: a running export is what a person sees, and stops first.
+        Binding("escape", "cancel_export", "Cancel export", id="value.cancel_export"),
         Binding("escape", "back", "Back", id="value.back", show=False),
     ]
 
@@ -182,13 +184,8 @@ page is shown, and the header says so.
         total: int
         path: str
 
-    @dataclass
-    class ExportFinished(Message):
-        """An export ended: `error` says why it failed, else `items` were written to `path`."""
-
-        path: str
-        items: int
-        error: str | None = None
+    ExportFinished: ClassVar[type[_ExportFinished]] = _ExportFinished
+    """An export ended (posted by the export's progress bar, which runs it)."""
 
     def __init__(self, *, id: str | None = None, classes: str | None = None) -> None:
         super().__init__(id=id, classes=classes)
@@ -211,6 +208,7 @@ page is shown, and the header says so.
         self._mode_before_prompt: Mode = "lines"
         self._replacing: Path | None = None
         self._header_lines = 0
+        self.export_progress = ExportProgress(id="value-export")
 
     def compose(self) -> ComposeResult:
         yield self._header
@@ -221,6 +219,7 @@ page is shown, and the header says so.
         with Horizontal(id="value-prompt"):
             yield self._prompt_label
             yield self._prompt_input
+        yield self.export_progress
 
     def on_mount(self) -> None:
         # A value given before mount (or none: the empty panel says how to get one) is
@@ -860,7 +859,15 @@ page is shown, and the header says so.
             )
 
     def export_to(self, path: Path) -> None:
-        """Write the whole value to `path` in a thread, page by page; ExportFinished says how it went."""
+        """Write the whole value to `path` in a thread, page by page, with a progress bar
+        and a Cancel button; ExportFinished says how it went."""
+        if self.export_progress.running:
+            self.notify(
+                "An export is running: wait for it, or cancel it (escape).",
+                title="Export",
+                severity="warning",
+            )
+            return
         try:
             job = self.model.export_job(path)
         except PageUnavailable as missing:
@@ -868,27 +875,21 @@ page is shown, and the header says so.
                 f"Cannot export: {missing}.", title="Export", severity="error", markup=False
             )
             return
-        self.notify(f"Exporting to {path} …", title="Export", markup=False)
-        self._export(job)
+        self.export_progress.start(job)
 
-    @work(thread=True, group="value-export", exit_on_error=False)
-    def _export(self, job: ExportJob) -> None:
-        # Runs in a thread: reads pages and writes, touches no widget, reports by message.
-        worker = get_current_worker()
-        try:
-            count = job.run(lambda: worker.is_cancelled)
-        except ResultRefNotFound:
-            self.post_message(self.ExportFinished(str(job.path), 0, GONE))
-        except Exception as error:
-            self.post_message(
-                self.ExportFinished(str(job.path), 0, f"{type(error).__name__}: {error}")
+    def action_cancel_export(self) -> None:
+        self.export_progress.cancel()
+
+    @on(_ExportFinished)
+    def _export_finished(self, event: _ExportFinished) -> None:
+        if event.cancelled:
+            self.notify(
+                f"Export to {event.path} cancelled: nothing was written "
+                "(a file of that name is as it was).",
+                title="Export",
+                markup=False,
             )
-        else:
-            self.post_message(self.ExportFinished(str(job.path.resolve()), count))
-
-    @on(ExportFinished)
-    def _export_finished(self, event: ExportFinished) -> None:
-        if event.error:
+        elif event.error:
             self.notify(
                 f"Export to {event.path} failed: {event.error}",
                 title="Export",
@@ -902,6 +903,8 @@ page is shown, and the header says so.
 
     # ------------------------------------------------------------------ bindings
     def check_action(self, action: str, parameters: tuple[object, ...]) -> bool | None:
+        if action == "cancel_export":
+            return self.export_progress.running and self.mode != "prompt"
         if action == "back":
             return self.mode not in ("lines", "table")
         if self.mode == "prompt" or self.model.shown is None:

@@ -88,6 +88,7 @@ async def test_the_progress_bar_shows_and_finishes(tmp_path: Path) -> None:
         done = await finished(app, pilot, messages)
         assert done.error is None and not done.cancelled and done.items == len(ITEMS)
         assert not progress.display and not progress.running
+        assert "escape" not in app.screen.active_bindings  # nothing left to cancel
         assert progress.bar.progress == progress.bar.total
         assert any("Exported 5,000 items" in n.message for n in app._notifications)
     with (tmp_path / "v.csv").open(newline="") as f:

@@ -14,7 +14,7 @@ from typing import ClassVar
 
 from textual import on, work
 from textual.app import ComposeResult
-from textual.containers import Horizontal
+from textual.containers import Horizontal, Vertical
 from textual.message import Message
 from textual.widgets import Button, Label, ProgressBar
 from textual.worker import Worker, get_current_worker
@@ -38,18 +38,20 @@ class ExportFinished(Message):
     cancelled: bool = False
 
 
-class ExportProgress(Horizontal):
+class ExportProgress(Vertical):
     """The running export's file, progress bar and Cancel button (hidden when none runs)."""
 
     DEFAULT_CSS: ClassVar[str] = """
     ExportProgress {
         display: none;
-        height: 1;
+        height: 2;
         background: $panel;
         &.-running { display: block; }
         #export-label { width: 1fr; padding: 0 1; color: $text-accent; text-wrap: nowrap; text-overflow: ellipsis; }
-        ProgressBar { width: auto; padding: 0 1; }
-        Button { min-width: 10; height: 1; border: none; padding: 0 1; margin: 0; }
+        Horizontal { height: 1; }
+        ProgressBar { width: 1fr; padding: 0 1; }
+        ProgressBar Bar { width: 1fr; }
+        Button { min-width: 8; height: 1; border: none; padding: 0 1; margin: 0; }
     }
     """
 
@@ -68,8 +70,9 @@ class ExportProgress(Horizontal):
 
     def compose(self) -> ComposeResult:
         yield self._label
-        yield self.bar
-        yield Button("Cancel", id="export-cancel", variant="error", compact=True)
+        with Horizontal():
+            yield self.bar
+            yield Button("Cancel", id="export-cancel", variant="error", compact=True)
 
     @property
     def running(self) -> bool:
@@ -82,6 +85,7 @@ class ExportProgress(Horizontal):
         self.bar.update(total=max(1, steps(job.source, fmt)), progress=0)
         self.add_class("-running")
         self._worker = self._export(job)
+        self.screen.refresh_bindings()  # escape cancels now
 
     def cancel(self) -> bool:
         """Stop the running export (its temporary file is removed); False when none runs."""
@@ -132,3 +136,4 @@ class ExportProgress(Horizontal):
         # Bubbles on to the value panel, which says how it went.
         self.remove_class("-running")
         self._worker = None
+        self.screen.refresh_bindings()

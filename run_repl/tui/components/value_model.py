@@ -10,17 +10,17 @@ forward, back or straight to an item always meets the same pages.
 from __future__ import annotations
 
 import json
-import os
-from collections.abc import Callable, Iterator
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from ...present.export import Progress, Source, export
 from ...present.formats import plural, pretty_json
 from ...present.paging import FIRST_PAGE_ONLY, GONE, ValuePager, item_lines
-from ...present.whole_value import Pager, pages_of, write_value
+from ...present.whole_value import Pager, stored_pages
 from ...sandbox.result import RunResult
-from ...sandbox.wire.result_store import MAX_PAGE, Page
+from ...sandbox.wire.result_store import Page
 from ...sandbox.wire.value_window import field_path, itemize
 
 PAGE_ITEMS = 100
@@ -315,40 +315,34 @@ class ExportJob:
     shown: Shown
     pager: Pager | None
 
-    def run(self, cancelled: Callable[[], bool] = lambda: False) -> int:
-        """Write the value to `path` (through `path.part`, then renamed); returns the item count.
+    def run(
+        self,
+        cancelled: Callable[[], bool] = lambda: False,
+        progress: Progress = lambda done, of: None,
+    ) -> int:
+        """Write the value to `path` (JSON, JSON Lines or CSV by its name; see
+        present/export.py): items stream page by page through a temporary file beside it,
+        renamed at the end. Returns the item count; raises ExportCancelled when
+        `cancelled()` turns true (checked every page)."""
+        return export(self.source, self.path, progress=progress, cancelled=cancelled)
 
-        Items stream page by page; `cancelled` is checked every MAX_PAGE items."""
+    @property
+    def source(self) -> Source:
         shown = self.shown
-        partial = self.path.with_name(self.path.name + ".part")
-        as_json = self.path.suffix.lower() == ".json"
-        try:
-            self.path.parent.mkdir(parents=True, exist_ok=True)
-            with partial.open("w", encoding="utf-8") as out:
-                if shown.inline:
-                    value = shown.value
-                    out.write(
-                        value if isinstance(value, str) and not as_json else pretty(value) + "\n"
-                    )
-                    count = shown.total
-                else:
-                    if shown.total <= len(shown.first_items):
-                        items: Iterator[Any] = iter(shown.first_items)
-                    else:
-                        assert self.pager is not None and shown.ref is not None
-                        items = pages_of(self.pager, shown.ref)
-
-                    def checked(source: Iterator[Any]) -> Iterator[Any]:
-                        for n, item in enumerate(source):
-                            if n % MAX_PAGE == 0 and cancelled():
-                                raise RuntimeError("export cancelled")
-                            yield item
-
-                    count = write_value(
-                        out, shown.path, shown.rest, checked(items), as_json=as_json
-                    )
-            os.replace(partial, self.path)
-        except BaseException:
-            partial.unlink(missing_ok=True)
-            raise
-        return count
+        if shown.inline:
+            value = shown.value
+            itemized = itemize(value)
+            text_as_is = isinstance(value, str) and self.path.suffix.lower() != ".json"
+            return Source(
+                itemized.path,
+                itemized.rest,
+                len(itemized.items),
+                lambda: iter([itemized.items]),
+                text=value if text_as_is else pretty(value) + "\n",
+            )
+        if shown.total <= len(shown.first_items):
+            first = shown.first_items
+            return Source(shown.path, shown.rest, shown.total, lambda: iter([first]))
+        pager, ref = self.pager, shown.ref
+        assert pager is not None and ref is not None
+        return Source(shown.path, shown.rest, shown.total, lambda: stored_pages(pager, ref))

@@ -15,7 +15,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, ClassVar, Literal
 
-from textual import events, on, work
+from textual import events, on
 from textual.app import ComposeResult
 from textual.binding import Binding, BindingType
 from textual.containers import Horizontal
@@ -24,17 +24,18 @@ from textual.message import Message
 from textual.reactive import reactive
 from textual.widget import Widget
 from textual.widgets import DataTable, Input, Label, Static
-from textual.worker import get_current_worker
 
 from ...present.formats import plural
 from ...sandbox.result import RunResult
 from ...sandbox.wire.result_store import ResultRefNotFound
 from ..guest_text import safe_text
+from .export_progress import ExportFinished as _ExportFinished
+from .export_progress import ExportProgress
+from .value_chart import ValueChart
 from .value_lines import ValueLines, cut
 from .value_model import (
     FIRST_PAGE_ONLY,
     GONE,
-    ExportJob,
     Pager,
     PageUnavailable,
     Shown,
@@ -45,9 +46,15 @@ from .value_model import (
 from .value_table import Records, RecordsTable, records_of
 from .value_tree import TreeItem, ValueTree
 
-Mode = Literal["lines", "table", "tree", "prompt"]
+Mode = Literal["lines", "table", "tree", "chart", "prompt"]
 Base = Literal["lines", "table"]
 
+
+CHART_ACTIONS = frozenset(
+    {"toggle_chart", "next_page", "previous_page", "jump", "copy_page", "export"}
+    | {"scroll_left", "scroll_right"}  # the charted column, as they are the table's
+)
+"""What the panel's keys do over a chart (the rest are the lines' and the table's)."""
 
 TYPING_GAP_S = 0.6
 """Keys closer together than this, after one that is none of the panel's, are typing."""
@@ -73,9 +80,10 @@ fetched from the stored result; the header says which items you see.
 | `t` / `enter` | the selected item as a tree (`enter`/`space` fold; `t` or `escape` back) |
 | `r` | records: a table (a row a record, a column a key) or the JSON lines |
 | `s` | in the table: sort the page by the column under the cursor (again: the other way; a third time: as it came); or click a column's title |
+| `C` | a chart of the page: bars of a numeric column (`left`/`right` choose it), labelled by the first text column; `C` or `escape` back |
 | `y` | copy the selected item (in the tree: the node) as JSON |
 | `Y` | copy the page as JSON |
-| `ctrl+e` | export the whole value to a file, page by page (asks before replacing one) |
+| `ctrl+e` | export the whole value to a file, page by page (asks before replacing one): JSON, JSON Lines (`.jsonl`) or CSV (`.csv`) by the name's ending, with a progress bar; `escape` cancels |
 
 Text typed here by mistake does nothing: after a key that is none of the panel's
 (a letter that is no key here, a space, a bracket), the letters that come with it
@@ -96,6 +104,8 @@ page is shown, and the header says so.
         Binding("t,enter", "toggle_tree", "Tree", id="value.tree"),
         Binding("r", "toggle_table", "Table/JSON", id="value.table"),
         Binding("s", "sort", "Sort", id="value.sort"),
+        # A capital: code typed here by mistake starts `const …`, and a lone first key acts.
+        Binding("C", "toggle_chart", "Chart", id="value.chart"),
         Binding("y", "copy_item", "Copy item", id="value.copy_item"),
         Binding("Y", "copy_page", "Copy page", id="value.copy_page"),
         # Not a letter: a word typed here by mistake must never write a file.
@@ -106,6 +116,8 @@ page is shown, and the header says so.
         Binding("end", "last_item", "Last item", id="value.last_item", show=False),
         Binding("left,h", "scroll_left", "Scroll left", id="value.scroll_left", show=False),
         Binding("right,l", "scroll_right", "Scroll right", id="value.scroll_right", show=False),
+        # Before back: a running export is what a person sees, and stops first.
+        Binding("escape", "cancel_export", "Cancel export", id="value.cancel_export"),
         Binding("escape", "back", "Back", id="value.back", show=False),
     ]
 
@@ -133,6 +145,9 @@ page is shown, and the header says so.
         &.-table #value-table { display: block; }
         &.-table ValueLines { display: none; }
         &.-tree #value-table { display: none; }
+        #value-chart { display: none; }
+        &.-chart #value-chart { display: block; }
+        &.-chart ValueLines { display: none; }
         #value-table > .datatable--cursor { background: $foreground 12%; }
         &:focus #value-table > .datatable--cursor { background: $accent 20%; color: $text; }
         /* The question above its answer: the answer (a file name) gets the panel's
@@ -172,13 +187,8 @@ page is shown, and the header says so.
         total: int
         path: str
 
-    @dataclass
-    class ExportFinished(Message):
-        """An export ended: `error` says why it failed, else `items` were written to `path`."""
-
-        path: str
-        items: int
-        error: str | None = None
+    ExportFinished: ClassVar[type[_ExportFinished]] = _ExportFinished
+    """An export ended (posted by the export's progress bar, which runs it)."""
 
     def __init__(self, *, id: str | None = None, classes: str | None = None) -> None:
         super().__init__(id=id, classes=classes)
@@ -190,6 +200,7 @@ page is shown, and the header says so.
         self._lines = ValueLines(id="value-lines")
         self._tree = ValueTree("value", id="value-tree")
         self._table = RecordsTable(id="value-table")
+        self._chart = ValueChart(id="value-chart")
         self._records: Records | None = None
         self._base: Base = "lines"
         self.prefer_table = True
@@ -200,15 +211,18 @@ page is shown, and the header says so.
         self._mode_before_prompt: Mode = "lines"
         self._replacing: Path | None = None
         self._header_lines = 0
+        self.export_progress = ExportProgress(id="value-export")
 
     def compose(self) -> ComposeResult:
         yield self._header
         yield self._lines
         yield self._table
+        yield self._chart
         yield self._tree
         with Horizontal(id="value-prompt"):
             yield self._prompt_label
             yield self._prompt_input
+        yield self.export_progress
 
     def on_mount(self) -> None:
         # A value given before mount (or none: the empty panel says how to get one) is
@@ -278,6 +292,17 @@ page is shown, and the header says so.
         return self._records
 
     @property
+    def in_chart(self) -> bool:
+        """The page shows as a chart (also under the go-to prompt)."""
+        return self.mode == "chart" or (
+            self.mode == "prompt" and self._mode_before_prompt == "chart"
+        )
+
+    @property
+    def chart(self) -> ValueChart:
+        return self._chart
+
+    @property
     def in_tree(self) -> bool:
         return self.mode == "tree" or (self.mode == "prompt" and self._mode_before_prompt == "tree")
 
@@ -290,6 +315,7 @@ page is shown, and the header says so.
     def watch_mode(self, mode: Mode) -> None:
         self.set_class(self.in_tree, "-tree")
         self.set_class(self.in_table, "-table")
+        self.set_class(self.in_chart, "-chart")
         self.set_class(mode == "prompt", "-prompt")
         if self.is_mounted:
             self._update_header()
@@ -351,6 +377,8 @@ page is shown, and the header says so.
             if cursor >= 0:
                 self._lines.reveal(cursor, top=top)
         self._show_table(shown, items, offset, cursor)
+        if self.in_chart:
+            self._draw_chart()
         self._update_header()
         self.refresh_bindings()
         if not announce:
@@ -489,7 +517,7 @@ page is shown, and the header says so.
         if starting:
             self.notify(
                 "That looks like typing: the Value panel has the focus, and its letters are "
-                "keys (n p g t r s y Y, enter), so they were ignored. ctrl+o e goes to the "
+                "keys (n p g t r s y Y C, enter), so they were ignored. ctrl+o e goes to the "
                 "editor.",
                 title="Value",
                 severity="warning",
@@ -584,7 +612,10 @@ page is shown, and the header says so.
     def action_scroll_left(self) -> None:
         if self._typing():
             return
-        if self._base == "table":
+        if self.mode == "chart":
+            if not self._chart.cycle(-1):
+                self.app.bell()
+        elif self._base == "table":
             self._table.action_cursor_left()
         else:
             self._lines.scroll_left(animate=False)
@@ -592,7 +623,10 @@ page is shown, and the header says so.
     def action_scroll_right(self) -> None:
         if self._typing():
             return
-        if self._base == "table":
+        if self.mode == "chart":
+            if not self._chart.cycle(1):
+                self.app.bell()
+        elif self._base == "table":
             self._table.action_cursor_right()
         else:
             self._lines.scroll_right(animate=False)
@@ -702,7 +736,38 @@ page is shown, and the header says so.
             self._close_prompt()
         elif self.mode == "tree":
             self._close_tree()
+        elif self.mode == "chart":
+            self.mode = self._base
         self.focus()
+
+    # ------------------------------------------------------------------ chart
+    def action_toggle_chart(self) -> None:
+        """C: the page as a chart of a numeric column, or back to the lines or table."""
+        if self._typing():
+            return
+        if self.mode == "chart":
+            self.mode = self._base
+            return
+        self._chart.cycle_keys = (
+            f"{self._key('value.scroll_left', 'left')}/{self._key('value.scroll_right', 'right')}"
+        )
+        self.mode = "chart"
+        self._draw_chart()
+
+    def _draw_chart(self) -> None:
+        model = self.model
+        if model.windowed:
+            span = (
+                f"items {model.offset + 1:,}–{model.offset + len(model.items):,} of {model.total:,}"
+            )
+        else:
+            span = "the whole value"
+        prefer = self._table.column_key if self._base == "table" else None
+        self._chart.show_page(model.shown, model.items, model.offset, span, prefer)
+
+    def _key(self, binding_id: str, default: str) -> str:
+        hints = getattr(self.app, "key_hints", None)
+        return hints.keys(binding_id, first=True) if hints is not None else default
 
     # ------------------------------------------------------------------ copy
     def action_copy_item(self) -> None:
@@ -797,7 +862,15 @@ page is shown, and the header says so.
             )
 
     def export_to(self, path: Path) -> None:
-        """Write the whole value to `path` in a thread, page by page; ExportFinished says how it went."""
+        """Write the whole value to `path` in a thread, page by page, with a progress bar
+        and a Cancel button; ExportFinished says how it went."""
+        if self.export_progress.running:
+            self.notify(
+                "An export is running: wait for it, or cancel it (escape).",
+                title="Export",
+                severity="warning",
+            )
+            return
         try:
             job = self.model.export_job(path)
         except PageUnavailable as missing:
@@ -805,27 +878,21 @@ page is shown, and the header says so.
                 f"Cannot export: {missing}.", title="Export", severity="error", markup=False
             )
             return
-        self.notify(f"Exporting to {path} …", title="Export", markup=False)
-        self._export(job)
+        self.export_progress.start(job)
 
-    @work(thread=True, group="value-export", exit_on_error=False)
-    def _export(self, job: ExportJob) -> None:
-        # Runs in a thread: reads pages and writes, touches no widget, reports by message.
-        worker = get_current_worker()
-        try:
-            count = job.run(lambda: worker.is_cancelled)
-        except ResultRefNotFound:
-            self.post_message(self.ExportFinished(str(job.path), 0, GONE))
-        except Exception as error:
-            self.post_message(
-                self.ExportFinished(str(job.path), 0, f"{type(error).__name__}: {error}")
+    def action_cancel_export(self) -> None:
+        self.export_progress.cancel()
+
+    @on(_ExportFinished)
+    def _export_finished(self, event: _ExportFinished) -> None:
+        if event.cancelled:
+            self.notify(
+                f"Export to {event.path} cancelled: nothing was written "
+                "(a file of that name is as it was).",
+                title="Export",
+                markup=False,
             )
-        else:
-            self.post_message(self.ExportFinished(str(job.path.resolve()), count))
-
-    @on(ExportFinished)
-    def _export_finished(self, event: ExportFinished) -> None:
-        if event.error:
+        elif event.error:
             self.notify(
                 f"Export to {event.path} failed: {event.error}",
                 title="Export",
@@ -839,12 +906,16 @@ page is shown, and the header says so.
 
     # ------------------------------------------------------------------ bindings
     def check_action(self, action: str, parameters: tuple[object, ...]) -> bool | None:
+        if action == "cancel_export":
+            return self.export_progress.running and self.mode != "prompt"
         if action == "back":
             return self.mode not in ("lines", "table")
         if self.mode == "prompt" or self.model.shown is None:
             return False
         if self.mode == "tree":
             return action in {"toggle_tree", "copy_item", "copy_page", "export"}
+        if self.mode == "chart" and action not in CHART_ACTIONS:
+            return False
         if action in {"next_page", "previous_page", "jump"}:
             return self.model.windowed
         if action == "toggle_table":

@@ -119,7 +119,7 @@ async def key_latency(
 async def paging_ms() -> float:
     from run_repl.sandbox.limits import Limits
     from run_repl.tui.app import RunReplApp
-    from run_repl.tui.components.value_view import ValueView
+    from run_repl.tui.components.value.view import ValueView
     from run_repl.workspace import open_workspace
 
     ws = open_workspace(None)

@@ -39,14 +39,14 @@ from .approvals_inbox import ApprovalsInbox
 from .components.approval_prompt import ApprovalPrompt
 from .components.calls_table import CallsTable
 from .components.completion_menu import CompletionMenu, SignatureHint
-from .components.editor import Buffer, BufferStore, CodeEditor, EditorTabs, default_source
+from .components.editor.editor import Buffer, BufferStore, CodeEditor, EditorTabs, default_source
 from .components.error_view import RunErrorView
 from .components.host_catalog import HostCatalog
 from .components.key_footer import KeyFooter
 from .components.log_panel import LogPanel
 from .components.status_bar import StatusBar
-from .components.value_model import value_size
-from .components.value_view import ValueView
+from .components.value.model import value_size
+from .components.value.view import ValueView
 from .guest_text import safe_lines, safe_text
 from .keymap import KeyHints
 from .messages import (

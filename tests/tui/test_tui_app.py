@@ -24,7 +24,7 @@ from run_repl.tui.app import RunReplApp
 from run_repl.tui.components.calls_table import CallsTable
 from run_repl.tui.components.error_view import RunErrorView
 from run_repl.tui.components.log_panel import LogPanel
-from run_repl.tui.components.value_view import ValueView
+from run_repl.tui.components.value.view import ValueView
 from run_repl.tui.messages import RunFinished, RunInterrupted
 from run_repl.tui.run_controller import FLUSH_SECONDS
 from run_repl.tui.screens.call_detail import CallDetailScreen

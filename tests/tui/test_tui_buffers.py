@@ -15,8 +15,8 @@ from textual.widgets import Tab
 from tui_helpers import SIZE, make_app, set_source, settle, until
 
 from run_repl.tui.app import RunReplApp
-from run_repl.tui.components.editor import CodeEditor
-from run_repl.tui.screens.confirm_close import ConfirmClose
+from run_repl.tui.components.editor.confirm_close import ConfirmClose
+from run_repl.tui.components.editor.editor import CodeEditor
 
 
 def labels(app: RunReplApp) -> list[str]:

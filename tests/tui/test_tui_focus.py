@@ -14,7 +14,7 @@ from tui_helpers import make_app, run_to_end, screen_text, set_source, settle, u
 
 from run_repl.tui.app import RunReplApp
 from run_repl.tui.components.log_panel import LogPanel
-from run_repl.tui.components.value_view import ValueView
+from run_repl.tui.components.value.view import ValueView
 from run_repl.tui.screens.path_prompt import PathPrompt
 
 FIVE_THOUSAND = "return Array.from({length: 5000}, (_, i) => ({i, label: 'row ' + i}))"

@@ -7,7 +7,7 @@ from pathlib import Path
 
 from tui_helpers import SIZE, make_app, run_to_end, screen_text, settle
 
-from run_repl.tui.components.editor import EditorTabs
+from run_repl.tui.components.editor.editor import EditorTabs
 from run_repl.tui.keymap import KeyHints, default_keys, key_text
 
 

@@ -11,7 +11,7 @@ import pytest
 from tui_helpers import SIZE, make_app, run_to_end, settle, still
 
 from run_repl.tui.components.approval_prompt import ApprovalPrompt
-from run_repl.tui.screens.confirm_close import ConfirmClose
+from run_repl.tui.components.editor.confirm_close import ConfirmClose
 from run_repl.tui.screens.jump import JumpOverlay
 
 

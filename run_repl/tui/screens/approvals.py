@@ -46,9 +46,9 @@ from ...store import PendingApproval, RunRecord
 from ...store.approval_flow import describe_state
 from ..approvals_inbox import ApprovalsInbox, InboxRow
 from ..components import approval_prompt
+from ..components.confirm import Confirm
 from ..guest_text import safe_text
 from ..themes import present_styles
-from .confirm import Confirm
 
 STATE_STYLE = {
     "pending": "warn",

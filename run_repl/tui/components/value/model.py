@@ -16,12 +16,12 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from ...present.formats import plural, pretty_json
-from ...present.paging import FIRST_PAGE_ONLY, GONE, ValuePager, item_lines
-from ...present.whole_value import Pager, pages_of, write_value
-from ...sandbox.result import RunResult
-from ...sandbox.result_store import MAX_PAGE, Page
-from ...sandbox.value_window import field_path, itemize
+from ....present.formats import plural, pretty_json
+from ....present.paging import FIRST_PAGE_ONLY, GONE, ValuePager, item_lines
+from ....present.whole_value import Pager, pages_of, write_value
+from ....sandbox.result import RunResult
+from ....sandbox.result_store import MAX_PAGE, Page
+from ....sandbox.value_window import field_path, itemize
 
 PAGE_ITEMS = 100
 # The item lines, JSON text and the words for what is missing are present/'s, as the

@@ -30,11 +30,11 @@ from textual.geometry import Offset
 from textual.message import Message
 from textual.widgets import ContentSwitcher, Tab, Tabs, TextArea
 
-from ...host.loader import FunctionInfo
-from ...present.completion import Candidate, call_at, complete, scan, word_before
-from ...present.files import atomic_write_text
-from ..themes import present_styles
-from .completion_menu import CompletionMenu, SignatureHint
+from ....host.loader import FunctionInfo
+from ....present.completion import Candidate, call_at, complete, scan, word_before
+from ....present.files import atomic_write_text
+from ...themes import present_styles
+from ..completion_menu import CompletionMenu, SignatureHint
 
 if TYPE_CHECKING:
     from tree_sitter import Query
@@ -740,7 +740,7 @@ class EditorTabs(Vertical):
         if not buffer.modified:
             await self.close(buffer)
             return
-        from ..screens.confirm_close import ConfirmClose
+        from .confirm_close import ConfirmClose
 
         async def answered(choice: str | None) -> None:
             if choice == "discard":

@@ -39,7 +39,8 @@ from .approvals_inbox import ApprovalsInbox
 from .components.approval_prompt import ApprovalPrompt
 from .components.calls_table import CallsTable
 from .components.completion_menu import CompletionMenu, SignatureHint
-from .components.editor.editor import Buffer, BufferStore, CodeEditor, EditorTabs, default_source
+from .components.editor.buffers import Buffer, BufferStore
+from .components.editor.editor import CodeEditor, EditorTabs, default_source
 from .components.error_view import RunErrorView
 from .components.host_catalog import HostCatalog
 from .components.key_footer import KeyFooter

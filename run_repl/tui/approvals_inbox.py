@@ -5,7 +5,7 @@ Approvals come from this IDE, other IDEs, `run-repl run`, the line REPL and
 agents over MCP, all through one store. A worker watches it
 (`wait_for_approvals_change`: PostgreSQL pushes; for SQLite one thread of the store
 reads every 50 ms while someone waits, so the event loop sleeps until a change)
-and posts `ApprovalsChanged` with the open approvals; the app's handlers own
+and posts `ApprovalsChanged` with the open approvals; the main screen's handlers own
 every widget. Deciding and recovering are workers too: they call the store's
 flow (`ws.decide`, `recover`) and post what became of it (`InboxOutcome`),
 so the screen never waits on a run or on the store.
@@ -20,7 +20,7 @@ import time
 from dataclasses import dataclass, field
 from typing import Any
 
-from textual.app import App
+from textual.dom import DOMNode
 
 from ..present import formats
 from ..present.approvals import approve_command
@@ -192,7 +192,8 @@ def _value_summary(result: RunResult, limit: int = 160) -> str:
 class ApprovalsInbox:
     """The open approvals of the store, as last read, and the decisions under way."""
 
-    app: App[Any]
+    owner: DOMNode
+    """The screen its workers run on and its messages go to."""
     ws: Workspace
     approvals: list[PendingApproval] = field(default_factory=list)
     here: frozenset[str] = frozenset()
@@ -206,8 +207,8 @@ class ApprovalsInbox:
 
     # ------------------------------------------------------------------ reading
     def watch(self) -> None:
-        """Start the watcher: one worker for the app's life."""
-        self.app.run_worker(
+        """Start the watcher: one worker for the main screen's (the app's) life."""
+        self.owner.run_worker(
             self._watch(),
             name=WATCH_WORKER,
             group=WATCH_WORKER,
@@ -229,13 +230,13 @@ class ApprovalsInbox:
                     approvals = await asyncio.to_thread(open_approvals, store)
                     listed_at = time.monotonic()
                     since = version
-                    self.app.post_message(ApprovalsChanged(version, approvals))
+                    self.owner.post_message(ApprovalsChanged(version, approvals))
             except (StoreError, OSError, ValueError) as exc:
-                self.app.post_message(ApprovalsChanged(since or 0, None, problem=str(exc)))
+                self.owner.post_message(ApprovalsChanged(since or 0, None, problem=str(exc)))
                 await asyncio.sleep(RETRY_S)
 
     def take(self, event: ApprovalsChanged) -> None:
-        """Keep what the watcher read (the app calls this from its handler)."""
+        """Keep what the watcher read (the main screen calls this from its handler)."""
         if event.approvals is None:
             self.problem = event.problem
         else:
@@ -244,7 +245,7 @@ class ApprovalsInbox:
         self.changed.set()
 
     async def next_change(self) -> None:
-        """Wait for the next list the watcher posts (and the app takes)."""
+        """Wait for the next list the watcher posts (and the main screen takes)."""
         self.changed.clear()
         await self.changed.wait()
 
@@ -263,7 +264,7 @@ class ApprovalsInbox:
     def decide(self, approval: PendingApproval, approved: bool) -> None:
         """Decide one approval of another run through the store's flow, in a worker."""
         self.deciding.add(approval.id)
-        self.app.run_worker(
+        self.owner.run_worker(
             self._decide(approval, approved), group="inbox-decide", exit_on_error=False
         )
 
@@ -275,7 +276,7 @@ class ApprovalsInbox:
         def on_queued(q: Any) -> None:
             who = getattr(q, "held_by", None) or "another approver"
             queued.append(who)
-            self.app.post_message(
+            self.owner.post_message(
                 InboxOutcome(
                     Outcome(
                         approval.id,
@@ -312,14 +313,14 @@ class ApprovalsInbox:
             queued_behind=queued[0] if queued else None,
             warnings=warnings,
         )
-        self.app.post_message(
+        self.owner.post_message(
             InboxOutcome(Outcome(approval.id, approval.path, action, lines, error is None))
         )
 
     def recover(self, approval: PendingApproval) -> None:
         """End a stuck approval's batch without running anything, in a worker."""
         self.deciding.add(approval.id)
-        self.app.run_worker(self._recover(approval), group="inbox-decide", exit_on_error=False)
+        self.owner.run_worker(self._recover(approval), group="inbox-decide", exit_on_error=False)
 
     async def _recover(self, approval: PendingApproval) -> None:
         try:
@@ -330,12 +331,12 @@ class ApprovalsInbox:
         else:
             lines = [line(("warn", "recovered "), a.id, "  ", describe_state(a)) for a in ended]
             ok = True
-        self.app.post_message(
+        self.owner.post_message(
             InboxOutcome(Outcome(approval.id, approval.path, "recovered", lines, ok))
         )
 
     def finished(self, outcome: Outcome, *, final: bool = True) -> None:
-        """Record an outcome (the app calls this from its handler)."""
+        """Record an outcome (the main screen calls this from its handler)."""
         if final:
             self.deciding.discard(outcome.approval_id)
         self.outcomes.append(outcome)

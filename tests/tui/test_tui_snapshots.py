@@ -17,7 +17,7 @@ from run_repl.tui.screens.jump import JumpOverlay
 
 async def finish(pilot: Any, source: str) -> None:
     await still(pilot)
-    editor = pilot.app.editor_tabs.active_editor
+    editor = pilot.app.main.editor_tabs.active_editor
     editor.load_text(source)
     await run_to_end(pilot)
     await still(pilot)

@@ -76,7 +76,16 @@ class MainScreen(Screen[None]):
 
     PANELS: ClassVar[tuple[str, ...]] = ("catalog", "editor", "value", "logs", "calls")
     CATALOG_MIN_WIDTH = 120
-    """Narrower screens start with the host catalog hidden (ctrl+b shows it)."""
+    """Narrower screens fold the host catalog away; ctrl+b shows it over the editor."""
+    WIDTHS: ClassVar[tuple[tuple[int, str], ...]] = (
+        (0, "-narrow"),
+        (80, "-compact"),
+        (100, "-medium"),
+        (120, "-roomy"),
+        (140, "-wide"),
+    )
+    """The layout's width classes (app.tcss sizes the panels by them): from 80 columns
+    the editor keeps 50 to type in, under 140 the catalog is narrower."""
     PANEL_TITLES: ClassVar[dict[str, str]] = {
         "catalog": "Host",
         "editor": "Editor",
@@ -100,6 +109,11 @@ class MainScreen(Screen[None]):
         self._unannounced: set[str] = set()
         """New approvals listed while a run of ours ran: announced once it has ended."""
         self._focus_before_approval: Widget | None = None
+        self.catalog_choice: bool | None = None
+        """The person's ctrl+b where it differs from what the width does (None: follow the
+        width). Shown by hand on a narrow screen, it folds again once the screen crosses
+        CATALOG_MIN_WIDTH; hidden by hand on a wide one, it stays hidden."""
+        self._catalog_fits: bool | None = None
 
     # ------------------------------------------------------------------ layout
     def compose(self) -> ComposeResult:
@@ -164,8 +178,32 @@ class MainScreen(Screen[None]):
         for warning in [*self.ws.warnings, *self.ide.theme_problems, *problems]:
             self.notify(warning, severity="warning", timeout=10)
         self.approvals.watch()
-        if self.size.width < self.CATALOG_MIN_WIDTH:
-            self.query_one(HostCatalog).add_class("-hidden")
+        self.fit_layout()
+
+    # ------------------------------------------------------------------ the layout
+    def on_resize(self, event: events.Resize) -> None:
+        self.fit_layout()
+
+    def on_screen_resume(self) -> None:
+        # A resize under a modal screen reaches this one only as a new size.
+        self.fit_layout()
+
+    def fit_layout(self) -> None:
+        """Size the panels for the terminal's width, and show or fold the catalog."""
+        width = self.app.size.width
+        current = max((w, name) for w, name in self.WIDTHS if width >= w)[1]
+        self.update_classes({name: name == current for _, name in self.WIDTHS})
+        fits = width >= self.CATALOG_MIN_WIDTH
+        if self._catalog_fits is not None and fits != self._catalog_fits and self.catalog_choice:
+            self.catalog_choice = None
+        self._catalog_fits = fits
+        shown = fits if self.catalog_choice is None else self.catalog_choice
+        catalog = self.query_one(HostCatalog)
+        catalog.set_class(not shown, "-hidden")
+        # Where it does not fit beside the editor, it is drawn over the editor's left side.
+        catalog.set_class(shown and not fits, "-drawer")
+        if not shown and self.panel_of(self.focused) == "catalog":
+            self.action_focus_panel("editor")
 
     # ------------------------------------------------------------------ focus
     def panel_of(self, widget: Widget | None) -> str | None:
@@ -268,7 +306,9 @@ class MainScreen(Screen[None]):
             return
         if name == "catalog":
             catalog = self.query_one(HostCatalog)
-            catalog.remove_class("-hidden")
+            if catalog.has_class("-hidden"):
+                self.catalog_choice = True
+                self.fit_layout()
             self.call_after_refresh(catalog.tree.focus)
             return
         if name in ("logs", "calls"):
@@ -294,7 +334,9 @@ class MainScreen(Screen[None]):
 
         bottom = self.query_one("#bottom", TabbedContent)
         catalog = self.query_one(HostCatalog)
-        targets = [] if catalog.has_class("-hidden") else [JumpTarget("h", "host", at(catalog, 8))]
+        # Folded away, the catalog is still one letter off: listed, with no place to show.
+        shown = not catalog.has_class("-hidden")
+        targets = [JumpTarget("h", "host", at(catalog, 8) if shown else None)]
         targets += [
             JumpTarget("e", "editor", at(self.editor_tabs, 12)),
             JumpTarget("v", "value", at(self.query_one("#right"), 11)),
@@ -560,10 +602,11 @@ class MainScreen(Screen[None]):
     def action_toggle_catalog(self) -> None:
         """ctrl+b: hide or show the host catalog (the focus leaves it when it hides)."""
         catalog = self.query_one(HostCatalog)
-        hide = not catalog.has_class("-hidden")
-        catalog.set_class(hide, "-hidden")
-        if hide and self.panel_of(self.focused) == "catalog":
-            self.action_focus_panel("editor")
+        wanted = catalog.has_class("-hidden")
+        # What the width would do anyway is no choice: closing the catalog drawn over a
+        # narrow editor does not hide it on a wide screen later.
+        self.catalog_choice = None if wanted == self._catalog_fits else wanted
+        self.fit_layout()
 
     @on(HostCatalog.InsertCall)
     def insert_call(self, event: HostCatalog.InsertCall) -> None:
@@ -577,6 +620,10 @@ class MainScreen(Screen[None]):
         editor.replace(text + "()", editor.selection.start, editor.selection.end)
         editor.move_cursor((row, editor.selection.end[1] - 1))
         editor.focus()
+        if self.query_one(HostCatalog).has_class("-drawer"):
+            # Over the editor, it has done its work: the editor is whole again.
+            self.catalog_choice = None
+            self.fit_layout()
         editor.call_after_refresh(editor.assist, open_menu=False)
 
     @on(CodeEditor.ShowDoc)

@@ -23,13 +23,17 @@ def make_app(data_dir: Path, **kwargs: Any) -> RunReplApp:
 
 
 async def still(pilot: Any) -> None:
-    """Stop the editors' cursors blinking, so a snapshot is the same each time. (A
-    snapshot's pilot starts before the main screen has made its editor and given it the
-    focus: wait for both, as a test's pilot does, and repaint it with its cursor.)"""
+    """Stop the editors' cursors blinking, so a snapshot is the same each time.
+
+    A snapshot's pilot starts before the main screen has made its editor and given it
+    the focus: wait for both. TextArea's line cache does not tell a focused line from an
+    unfocused one once the cursor stops blinking, so a line drawn before the focus came
+    would be shown without its cursor: the cache is dropped (notify_style_update)."""
     app = pilot.app
     await until(pilot, lambda: app.focused is not None and app.focused.has_focus)
     for area in app.query(TextArea):
         area.cursor_blink = False
+        area.notify_style_update()
         area.refresh()
     await pilot.pause()
 

@@ -17,8 +17,9 @@ from __future__ import annotations
 
 import asyncio
 import time
+from collections.abc import Callable, Collection, Sequence
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, Protocol
 
 from textual.dom import DOMNode
 
@@ -188,6 +189,31 @@ def _value_summary(result: RunResult, limit: int = 160) -> str:
     return text if len(text) <= limit else text[: limit - 1] + "…"
 
 
+class Asked(Protocol):
+    """One approval the inline prompt asks (an `Interruption`)."""
+
+    @property
+    def id(self) -> str: ...
+
+    @property
+    def path(self) -> str: ...
+
+
+@dataclass
+class ListNews:
+    """What a new list from the store means for the screen: which approvals the prompt
+    stops asking (decided elsewhere), whether to say that approvals wait (the first list),
+    and which approvals of other runs to announce now."""
+
+    drop: list[str]
+    waiting_note: bool
+    announce: list[PendingApproval]
+
+
+def _no_prompt() -> frozenset[str]:
+    return frozenset()
+
+
 @dataclass
 class ApprovalsInbox:
     """The open approvals of the store, as last read, and the decisions under way."""
@@ -195,15 +221,26 @@ class ApprovalsInbox:
     owner: DOMNode
     """The screen its workers run on and its messages go to."""
     ws: Workspace
+    asking: Callable[[], frozenset[str]] = _no_prompt
+    """The ids the inline prompt asks now (the run on this IDE's screen)."""
     approvals: list[PendingApproval] = field(default_factory=list)
-    here: frozenset[str] = frozenset()
-    """The approvals the inline prompt asks (the run on this IDE's screen)."""
     deciding: set[str] = field(default_factory=set)
     """Approvals this IDE decided whose flow is still going (their run resumes)."""
     outcomes: list[Outcome] = field(default_factory=list)
     changed: asyncio.Event = field(default_factory=asyncio.Event)
     """Set each time a new list is in (tests wait on it, never on the clock)."""
     problem: str | None = None
+    listed: bool = False
+    """A list has come in since the app started."""
+    seen_open: set[str] = field(default_factory=set)
+    """Approvals of the run on screen that the store listed open at least once."""
+    unannounced: set[str] = field(default_factory=set)
+    """New approvals listed while a run of ours ran: announced once it has ended."""
+
+    @property
+    def here(self) -> frozenset[str]:
+        """The approvals the inline prompt asks, read from it (never a copy)."""
+        return self.asking()
 
     # ------------------------------------------------------------------ reading
     def watch(self) -> None:
@@ -243,6 +280,59 @@ class ApprovalsInbox:
             self.problem = None
             self.approvals = event.approvals
         self.changed.set()
+
+    def news(
+        self,
+        event: ApprovalsChanged,
+        queue: Sequence[Asked],
+        *,
+        decided: Collection[str],
+        running: bool,
+    ) -> ListNews | None:
+        """Take a new list (None: the store could not be read) and say what it changes:
+        the prompt's approvals decided elsewhere (another IDE's inbox, the CLI), and the
+        approvals of other runs to announce. While a run of ours runs, new ones wait in
+        `unannounced`: the store shows a paused run's approvals a moment before its end
+        reaches the screen, so they may be its own (`deferred` says them once it has)."""
+        before = {a.id for a in self.approvals}
+        first = not self.listed
+        self.take(event)
+        if event.approvals is None:
+            return None
+        self.listed = True
+        by_id = {a.id: a for a in event.approvals}
+        drop: list[str] = []
+        for it in queue:
+            found = by_id.get(it.id)
+            if found is not None and found.state() == "pending":
+                self.seen_open.add(it.id)
+                continue
+            # Listed open before and now decided (or gone): someone else decided it. One
+            # never listed was not saved: only this prompt can decide it.
+            if (found is not None or it.id in self.seen_open) and it.id not in decided:
+                drop.append(it.id)
+        here = self.here - set(drop)
+        others = [
+            a
+            for a in event.approvals
+            if a.id not in before and a.id not in here and a.state() == "pending"
+        ]
+        announce: list[PendingApproval] = []
+        if others and not first:
+            if running:
+                self.unannounced.update(a.id for a in others)
+            else:
+                announce = others
+        return ListNews(drop, first and self.waiting > 0, announce)
+
+    def deferred(self) -> list[PendingApproval]:
+        """The run has ended (or paused): the approvals that came while it ran and are
+        not its own, to announce now (once)."""
+        ids, self.unannounced = self.unannounced, set()
+        here = self.here
+        return [
+            a for a in self.approvals if a.id in ids and a.id not in here and a.state() == "pending"
+        ]
 
     async def next_change(self) -> None:
         """Wait for the next list the watcher posts (and the main screen takes)."""

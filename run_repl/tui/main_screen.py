@@ -102,12 +102,7 @@ class MainScreen(Screen[None]):
         self.ws = ide.ws
         self.key_hints = ide.key_hints
         self.runs = RunController(self, ide.ws)
-        self.approvals = ApprovalsInbox(self, ide.ws)
-        self._seen_open: set[str] = set()
-        """Approvals of the run on screen that the store listed open at least once."""
-        self._listed = False
-        self._unannounced: set[str] = set()
-        """New approvals listed while a run of ours ran: announced once it has ended."""
+        self.approvals = ApprovalsInbox(self, ide.ws, asking=self._prompt_asks)
         self._focus_before_approval: Widget | None = None
         self.catalog_choice: bool | None = None
         """The person's ctrl+b where it differs from what the width does (None: follow the
@@ -179,6 +174,12 @@ class MainScreen(Screen[None]):
             self.notify(warning, severity="warning", timeout=10)
         self.approvals.watch()
         self.fit_layout()
+
+    def _prompt_asks(self) -> frozenset[str]:
+        try:
+            return self.query_one(ApprovalPrompt).asking
+        except NoMatches:  # not made yet, or the screen is coming down
+            return frozenset()
 
     # ------------------------------------------------------------------ the layout
     def on_resize(self, event: events.Resize) -> None:
@@ -544,7 +545,6 @@ class MainScreen(Screen[None]):
             return
         # Shown, never focused: what is being typed goes on going where it was going.
         self.query_one(ApprovalPrompt).ask(ask)
-        self.approvals.here = frozenset(it.id for it in ask)
         self._announce_deferred()
         self._refresh_inbox_screen()
         self.refresh_bindings()
@@ -553,7 +553,6 @@ class MainScreen(Screen[None]):
     @on(ApprovalDecided)
     def record_decision(self, event: ApprovalDecided) -> None:
         self.runs.decide(event.interruption_id, event.approved, for_session=event.approve_path)
-        self.approvals.here = self.query_one(ApprovalPrompt).asking
         if self.query_one(ApprovalPrompt).current is None:
             self._resume()
             self._refocus_after_approval()
@@ -639,7 +638,6 @@ class MainScreen(Screen[None]):
 
         if isinstance(self.app.screen, ApprovalsScreen):
             return
-        self.approvals.here = self.query_one(ApprovalPrompt).asking
         self.app.push_screen(ApprovalsScreen(self.approvals, self._inbox_decide))
 
     def _inbox_decide(self, approval: PendingApproval, approved: bool, for_session: bool) -> None:
@@ -647,7 +645,6 @@ class MainScreen(Screen[None]):
         had been answered; any other run resumes through the store's flow, in a worker."""
         prompt = self.query_one(ApprovalPrompt)
         if prompt.drop(approval.id) is not None:
-            self.approvals.here = prompt.asking
             self.post_message(ApprovalDecided(approval.id, approved, approve_path=for_session))
             return
         if for_session and approved:
@@ -657,36 +654,25 @@ class MainScreen(Screen[None]):
     @on(ApprovalsChanged)
     def _approvals_changed(self, event: ApprovalsChanged) -> None:
         inbox = self.approvals
-        before = {a.id for a in inbox.approvals}
-        first = not self._listed
-        inbox.take(event)
-        if event.approvals is None:
-            return
-        self._listed = True
         try:
             prompt = self.query_one(ApprovalPrompt)
         except NoMatches:  # the screen is coming down (the app closing): nothing to show
+            inbox.take(event)
             return
-        self._sync_prompt(prompt, event.approvals)
+        news = inbox.news(event, prompt.queue, decided=self.runs.decisions, running=self.running)
+        if news is None:
+            return
+        gone = [it.path for it in (prompt.drop(i) for i in news.drop) if it is not None]
+        if gone:
+            self._decided_elsewhere_here(gone, prompt)
         self.status.approvals = inbox.waiting
-        inbox.here = prompt.asking
-        others = [
-            a
-            for a in event.approvals
-            if a.id not in before and a.id not in inbox.here and a.state() == "pending"
-        ]
-        if first and inbox.waiting:
+        if news.waiting_note:
             self.notify(
                 f"{inbox.waiting} approval(s) wait in the store: {self.key_hints.keys('app.approvals')} opens the inbox.",
                 timeout=8,
             )
-        elif others and not first:
-            if self.running:
-                # The run on the screen may have made them: the store shows a paused
-                # run's approvals a moment before its end reaches us. Said once it has.
-                self._unannounced.update(a.id for a in others)
-            else:
-                self._announce_others(others)
+        elif news.announce:
+            self._announce_others(news.announce)
         self._refresh_inbox_screen()
 
     def _announce_others(self, others: list[PendingApproval]) -> None:
@@ -698,36 +684,13 @@ class MainScreen(Screen[None]):
         )
 
     def _announce_deferred(self) -> None:
-        """The run has ended (or paused): the approvals that came while it ran and are
-        not its own are announced now."""
-        ids, self._unannounced = self._unannounced, set()
-        inbox = self.approvals
-        others = [
-            a
-            for a in inbox.approvals
-            if a.id in ids and a.id not in inbox.here and a.state() == "pending"
-        ]
+        others = self.approvals.deferred()
         if others:
             self._announce_others(others)
 
-    def _sync_prompt(self, prompt: ApprovalPrompt, approvals: list[PendingApproval]) -> None:
-        """The prompt stops asking what was decided elsewhere (another IDE's inbox, the CLI)."""
-        if not prompt.queue:
-            return
-        by_id = {a.id: a for a in approvals}
-        gone: list[str] = []
-        for it in list(prompt.queue):
-            found = by_id.get(it.id)
-            if found is not None and found.state() == "pending":
-                self._seen_open.add(it.id)
-                continue
-            # Listed open before and now decided (or gone): someone else decided it. One
-            # never listed was not saved: only this prompt can decide it.
-            if (found is not None or it.id in self._seen_open) and it.id not in self.runs.decisions:
-                prompt.drop(it.id)
-                gone.append(it.path)
-        if not gone:
-            return
+    def _decided_elsewhere_here(self, gone: list[str], prompt: ApprovalPrompt) -> None:
+        """The prompt stopped asking what was decided elsewhere: say so, and resume (or
+        leave the run to whoever decided) once it asks nothing more."""
         self.notify(
             f"{', '.join(gone)} was decided elsewhere: this prompt no longer asks it.",
             title="Approval",

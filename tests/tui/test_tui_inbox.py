@@ -20,6 +20,7 @@ from run_repl.sandbox.result import RunErrorInfo, RunResult
 from run_repl.store import PendingApproval
 from run_repl.tui.app import RunReplApp
 from run_repl.tui.approvals_inbox import (
+    ApprovalsInbox,
     InboxRow,
     age_text,
     blocked_reason,
@@ -370,6 +371,46 @@ def approval(**fields: Any) -> PendingApproval:
     return PendingApproval(**{**base, **fields})
 
 
+def a_list(*approvals: PendingApproval) -> Any:
+    from run_repl.tui.messages import ApprovalsChanged
+
+    return ApprovalsChanged(version=1, approvals=list(approvals))
+
+
+def test_the_inbox_reads_here_from_the_prompt_and_says_what_a_list_changes() -> None:
+    """The bookkeeping of the store's lists, without an app: which of the prompt's
+    approvals were decided elsewhere, and which new ones of other runs to announce (held
+    while a run of ours runs, since they may be its own)."""
+    asked: set[str] = set()
+    inbox = ApprovalsInbox(None, None, asking=lambda: frozenset(asked))  # type: ignore[arg-type]
+    ours, theirs = approval(id="int_1"), approval(id="int_2", run_id="run_2")
+    asked.add("int_1")
+    assert inbox.here == {"int_1"}  # read from the prompt, never copied
+    first = inbox.news(a_list(ours), [ours], decided=set(), running=True)
+    assert first is not None and first.waiting_note and first.drop == [] == first.announce
+    # Another run's approval, heard while ours runs: held, then said once it has ended.
+    held = inbox.news(a_list(ours, theirs), [ours], decided=set(), running=True)
+    assert held is not None and held.announce == [] and not held.waiting_note
+    assert [a.id for a in inbox.deferred()] == ["int_2"]
+    assert inbox.deferred() == []  # once
+    # Ours, listed open before, now decided elsewhere: the prompt stops asking it.
+    decided = approval(id="int_1", status="approved")
+    news = inbox.news(a_list(decided, theirs), [ours], decided=set(), running=False)
+    assert news is not None and news.drop == ["int_1"]
+    # ... unless this IDE decided it (its own resume carries it out).
+    inbox.seen_open.add("int_1")
+    mine = inbox.news(a_list(decided, theirs), [ours], decided={"int_1"}, running=False)
+    assert mine is not None and mine.drop == []
+    # An unreadable store changes nothing and says nothing.
+    from run_repl.tui.messages import ApprovalsChanged
+
+    assert (
+        inbox.news(ApprovalsChanged(2, None, problem="gone"), [], decided=set(), running=False)
+        is None
+    )
+    assert inbox.problem == "gone" and [a.id for a in inbox.approvals] == ["int_1", "int_2"]
+
+
 def test_rows_and_ages() -> None:
     now = time.time()
     row = InboxRow.of(approval(created_at=now - 130), here=frozenset({"int_1"}), now=now)
@@ -478,7 +519,7 @@ async def test_a_runs_own_approval_is_never_announced_as_another_runs(
     one that another run made meanwhile is announced, once this run's end is in."""
     app = make_app(data_dir)
     async with app.run_test(size=SIZE) as pilot:
-        await until(pilot, lambda: app.main._listed)  # the list at start is in
+        await until(pilot, lambda: app.main.approvals.listed)  # the list at start is in
         held: list[RunInterrupted] = []
         post = app.main.post_message
 

@@ -64,7 +64,7 @@ def main() -> None:
         )
         os.environ["RUN_REPL_CONFIG_DIR"] = str(work / "config")
         from run_repl.sandbox.result import RunResult
-        from run_repl.tui.components.value_model import ValuePages
+        from run_repl.tui.components.value.model import ValuePages
         from run_repl.workspace import open_workspace
 
         ws = open_workspace(data_dir_override=str(work / "d"))
@@ -80,7 +80,7 @@ def main() -> None:
             f"load {os.getloadavg()[0]:.1f}"
         )
         model = ValuePages()
-        from run_repl.tui.components.value_model import Shown
+        from run_repl.tui.components.value.model import Shown
 
         model.set(Shown.from_result(result), ws.runner.expand)
         for name in ("value.json", "value.jsonl", "value.csv"):

@@ -87,7 +87,7 @@ async def key_latency(
     latencies: list[float] = []
     async with app.run_test(size=(160, 48)) as pilot:
         await pilot.pause()
-        editor = app.editor_tabs.active_editor
+        editor = app.main.editor_tabs.active_editor
         assert editor is not None
         editor.load_text(source)
         editor.focus()
@@ -102,15 +102,15 @@ async def key_latency(
         editor.action_cursor_right = timed_right  # type: ignore[method-assign]
         # Not pilot.press: it waits for the app to be idle, i.e. for the run to end.
         app.post_message(events.Key("ctrl+j", None))
-        while not app.running:
+        while not app.main.running:
             await asyncio.sleep(0.005)
         await asyncio.sleep(0.05)
         end = time.perf_counter() + seconds
-        while time.perf_counter() < end and app.running:
+        while time.perf_counter() < end and app.main.running:
             posted.append(time.perf_counter())
             app.post_message(events.Key("right", None))
             await asyncio.sleep(0.02)
-        lines = len(app.logs.lines)
+        lines = len(app.main.logs.lines)
         app.action_cancel()
         await pilot.pause(0.2)
     return statistics.median(latencies), max(latencies), lines
@@ -119,7 +119,7 @@ async def key_latency(
 async def paging_ms() -> float:
     from run_repl.sandbox.limits import Limits
     from run_repl.tui.app import RunReplApp
-    from run_repl.tui.components.value_view import ValueView
+    from run_repl.tui.components.value.view import ValueView
     from run_repl.workspace import open_workspace
 
     ws = open_workspace(None)
@@ -130,13 +130,13 @@ async def paging_ms() -> float:
     samples: list[float] = []
     async with app.run_test(size=(160, 48)) as pilot:
         await pilot.pause()
-        editor = app.editor_tabs.active_editor
+        editor = app.main.editor_tabs.active_editor
         assert editor is not None
         editor.load_text(
             "const out = []; for (let i = 0; i < 1000000; i++) out.push({ id: i, name: 'item' + i }); return out"
         )
         app.post_message(events.Key("ctrl+j", None))
-        while app.runs.result is None or app.running:
+        while app.main.runs.result is None or app.main.running:
             await asyncio.sleep(0.05)
         view = app.query_one(ValueView)
         view.focus()

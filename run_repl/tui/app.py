@@ -1,81 +1,38 @@
-"""The IDE: editor, logs, calls, value window, inline approvals, history.
-
-Runs are workers that never touch widgets: they post messages, and the `@on`
-handlers here own every change of state:
-
-    RunSubmitted -> LogReceived... / CallUpdated... -> RunFinished
-                                                    or RunInterrupted -> ApprovalDecided... -> RunFinished
+"""The IDE app: what is the same on every screen. Settings, themes, the keymap and the
+app-wide keys live here; the panels and the workflow (runs, approvals, files) are the
+main screen's (`main_screen.py`), as posting splits `Posting` from its `MainScreen`.
+The keys stay the App's so they work over every screen as they always have (F6 from
+the history, F1 anywhere); their actions are the main screen's.
 """
 
 from __future__ import annotations
 
-import gc
-from collections.abc import Iterable
-from functools import partial
 from pathlib import Path
 from typing import Any, ClassVar
 
-from pydantic import ValidationError
-from textual import events, on, work
-from textual.app import App, ComposeResult, SystemCommand
+from textual.app import App
 from textual.binding import Binding, BindingType
-from textual.containers import Horizontal, Vertical
-from textual.css.query import NoMatches
-from textual.geometry import Offset
 from textual.notifications import SeverityLevel
-from textual.reactive import reactive
-from textual.screen import Screen
-from textual.widget import Widget
-from textual.widgets import TabbedContent, TabPane, TextArea
+from textual.widgets import TextArea
 
 from ..host.loader import describe
 from ..present.approvals import message_fragments
 from ..present.sanitize import safe
 from ..present.styled import plain
-from ..sandbox.result import LogLine, RunResult
-from ..store import PendingApproval
 from ..workspace import Workspace
-from . import external_editor
-from .approvals_inbox import ApprovalsInbox
+from .commands import IdeCommands
 from .components.approval_prompt import ApprovalPrompt
-from .components.calls_table import CallsTable
-from .components.completion_menu import CompletionMenu, SignatureHint
-from .components.editor import Buffer, BufferStore, CodeEditor, EditorTabs, default_source
-from .components.error_view import RunErrorView
-from .components.host_catalog import HostCatalog
-from .components.key_footer import KeyFooter
-from .components.log_panel import LogPanel
-from .components.status_bar import StatusBar
-from .components.value_model import value_size
-from .components.value_view import ValueView
+from .components.editor.buffers import BufferStore
 from .guest_text import safe_lines, safe_text
 from .keymap import KeyHints
-from .messages import (
-    ApprovalDecided,
-    ApprovalsChanged,
-    CallUpdated,
-    InboxOutcome,
-    LogReceived,
-    OpenInEditor,
-    RunDecidedElsewhere,
-    RunFinished,
-    RunInterrupted,
-    RunQueued,
-    RunSubmitted,
-)
-from .run_controller import RunController
-from .screens.history import OpenSource, ShowStored
-from .screens.jump import JumpTarget
-from .screens.path_prompt import PathPrompt
+from .main_screen import MainScreen
 
 
 class RunReplApp(App[int]):
     TITLE = "run-repl"
-
-    running: reactive[bool] = reactive(False, bindings=True)
-    """A run is going: escape and ctrl+c cancel it (bindings follow this)."""
     # Absolute, so a subclass defined elsewhere still finds it.
     CSS_PATH = Path(__file__).with_name("app.tcss")
+    COMMANDS: ClassVar[Any] = App.COMMANDS | {IdeCommands}
 
     BINDINGS: ClassVar[list[BindingType]] = [
         Binding("ctrl+enter,ctrl+j,f5", "run", "Run", id="app.run", priority=True),
@@ -110,17 +67,6 @@ class RunReplApp(App[int]):
     # Keys whose every alternative the footer shows: ctrl+enter is plain enter in
     # many terminals, so `^⏎` alone would hide the keys that do work.
     ALL_KEYS_SHOWN: ClassVar[frozenset[str]] = frozenset({"app.run"})
-    PANELS: ClassVar[tuple[str, ...]] = ("catalog", "editor", "value", "logs", "calls")
-    CATALOG_MIN_WIDTH = 120
-    """Narrower screens start with the host catalog hidden (ctrl+b shows it)."""
-    PANEL_TITLES: ClassVar[dict[str, str]] = {
-        "catalog": "Host",
-        "editor": "Editor",
-        "value": "Value",
-        "logs": "Logs",
-        "calls": "Calls",
-        "approval": "Approval",
-    }
 
     def __init__(
         self,
@@ -139,85 +85,22 @@ class RunReplApp(App[int]):
         """The keys of each binding id as the person has them: hints say these."""
         self.host_functions = describe(workspace.host)
         """The host's functions (the manifest the sandbox checks): the catalog and completion."""
-        self.runs = RunController(self, workspace)
-        self.approvals = ApprovalsInbox(self, workspace)
-        self._seen_open: set[str] = set()
-        """Approvals of the run on screen that the store listed open at least once."""
-        self._listed = False
-        self._unannounced: set[str] = set()
-        """New approvals listed while a run of ours ran: announced once it has ended."""
-        self._focus_before_approval: Widget | None = None
         self.theme_problems: list[str] = []
         self.editor_themes: dict[str, Any] = {}
+        self.main = MainScreen(self)
+        """The panels and the workflow: the first screen, under every other."""
         # Chosen before anything is styled: set in on_mount, the theme restyled every
         # widget a second time (a fifth of starting the app).
         self._install_themes()
 
-    # ------------------------------------------------------------------ layout
-    def compose(self) -> ComposeResult:
-        initial: list[Buffer] | None = None
-        if self.initial_file is not None:
-            stored = self.buffer_store.load().buffers
-            initial = [
-                Buffer(Path(self.initial_file).name, self.initial_source or "", self.initial_file),
-                *[b for b in stored if b.path != self.initial_file],
-            ]
-        with Horizontal(id="main"):
-            catalog = HostCatalog(self.host_functions, id="catalog")
-            catalog.border_title = f"Host: {self.ws.host.name}"
-            catalog.add_class("panel")
-            yield catalog
-            with Vertical(id="left"):
-                editor = EditorTabs(
-                    self.buffer_store,
-                    initial=initial,
-                    first_source=default_source(
-                        self.key_hints.keys("app.run"),
-                        self.key_hints.keys("app.help"),
-                        None if self.ws.host.is_demo else self.host_functions,
-                    ),
-                    id="editor",
-                )
-                editor.border_title = "Editor"
-                editor.add_class("panel")
-                yield editor
-                with TabbedContent(id="bottom", classes="panel") as bottom:
-                    bottom.border_title = "Logs"
-                    with TabPane("Logs", id="logs-pane"):
-                        yield LogPanel(id="logs")
-                    with TabPane("Calls", id="calls-pane"):
-                        yield CallsTable(id="calls")
-            with Vertical(id="right", classes="panel") as right:
-                right.border_title = "Value"
-                yield RunErrorView(id="error")
-                yield ValueView(id="value")
-        yield ApprovalPrompt(id="approval")
-        yield StatusBar(id="status")
-        yield KeyFooter()
-        yield CompletionMenu(id="completion")
-        yield SignatureHint(id="signature")
+    def get_default_screen(self) -> MainScreen:
+        return self.main
 
     def on_mount(self) -> None:
-        # Everything made while starting lives as long as the app: keep the
-        # collector from rescanning it, or a log flood pauses the screen on
-        # every full collection.
-        gc.freeze()
-        self.ws.host.changed.append(self._host_changed_elsewhere)
         self.theme_changed_signal.subscribe(self, self._on_theme_changed)
         self._apply_editor_theme(self.theme)
         if self.ws.settings.keymap:
             self.set_keymap(self.ws.settings.keymap)
-        status = self.query_one(StatusBar)
-        status.host_name = self.ws.host.name
-        if self.ws.store.location.startswith("memory"):
-            status.store_note = "in-memory store"
-        problems = [self.editor_tabs.problem] if self.editor_tabs.problem else []
-        problems += self.key_hints.problems()
-        for warning in [*self.ws.warnings, *self.theme_problems, *problems]:
-            self.notify(warning, severity="warning", timeout=10)
-        self.approvals.watch()
-        if self.size.width < self.CATALOG_MIN_WIDTH:
-            self.query_one(HostCatalog).add_class("-hidden")
 
     def notify(
         self,
@@ -248,28 +131,6 @@ class RunReplApp(App[int]):
             if len(keys) > 1:
                 return "/".join(super(RunReplApp, self).get_key_display(k) for k in keys)
         return super().get_key_display(binding)
-
-    # ------------------------------------------------------------------ focus
-    def panel_of(self, widget: Widget | None) -> str | None:
-        """Which panel a widget belongs to (editor, value, logs, calls, approval), if any."""
-        for node in [widget, *(widget.ancestors if widget is not None else [])]:
-            ident = getattr(node, "id", None)
-            if ident in ("catalog", "editor", "logs", "calls", "approval"):
-                return ident
-            if ident == "right":
-                return "value"
-        return None
-
-    @on(events.DescendantFocus)
-    def _focus_moved(self, event: events.DescendantFocus) -> None:
-        panel = self.panel_of(event.widget)
-        if panel is not None:
-            self.status.panel = self.PANEL_TITLES[panel]
-
-    @on(TabbedContent.TabActivated, "#bottom")
-    def _bottom_tab(self, event: TabbedContent.TabActivated) -> None:
-        bottom = self.query_one("#bottom", TabbedContent)
-        bottom.border_title = "Calls" if event.pane.id == "calls-pane" else "Logs"
 
     # ------------------------------------------------------------------ themes
     def get_theme_variable_defaults(self) -> dict[str, str]:
@@ -317,156 +178,56 @@ class RunReplApp(App[int]):
             except OSError as exc:
                 self.notify(f"could not save the theme choice: {exc}", severity="warning")
 
-    # ------------------------------------------------------------------ widgets
-    @property
-    def editor_tabs(self) -> EditorTabs:
-        return self.query_one(EditorTabs)
-
-    @property
-    def logs(self) -> LogPanel:
-        return self.query_one(LogPanel)
-
-    @property
-    def calls(self) -> CallsTable:
-        return self.query_one(CallsTable)
-
-    @property
-    def value_view(self) -> ValueView:
-        return self.query_one(ValueView)
-
-    @property
-    def status(self) -> StatusBar:
-        return self.query_one(StatusBar)
-
-    # ------------------------------------------------------------------ actions
+    # ------------------------------------------------------------------ keys
     def check_action(self, action: str, parameters: tuple[object, ...]) -> bool | None:
+        main = self.main
         if action == "cancel":
             # Escape and ctrl+c mean "cancel" only while a run is going.
-            return self.running and self.screen is self.screen_stack[0]
-        if action == "run" and self.screen is not self.screen_stack[0]:
+            return main.running and self.screen is main
+        if action == "run" and self.screen is not main:
             return False
         if action == "decide":
             # Shown (and bound) only while an approval waits and the prompt is not deciding.
-            prompt = self.query_one(ApprovalPrompt)
+            prompt = main.query_one(ApprovalPrompt)
             return prompt.current is not None and not prompt.engaged
         return True
 
+    # The app-wide keys act on the main screen, whichever screen is on top.
     def action_run(self) -> None:
-        editor = self.editor_tabs.active_editor
-        if editor is None:
-            return
-        # Keys typed just before the run key may still wait in the editor's queue
-        # (the run key is a priority binding, handled first): read the text after them.
-        editor.call_later(self._submit_from, editor)
-
-    def _submit_from(self, editor: CodeEditor) -> None:
-        source = editor.run_text()
-        if not source.strip():
-            self.notify("Nothing to run: the buffer is empty.", severity="warning")
-            return
-        self.post_message(RunSubmitted(source))
-
-    def action_rerun(self) -> None:
-        if self.runs.last_source is None:
-            self.notify("Nothing has run yet.", severity="warning")
-            return
-        self.post_message(RunSubmitted(self.runs.last_source))
+        self.main.action_run()
 
     def action_cancel(self) -> None:
-        self.runs.cancel()
+        self.main.action_cancel()
 
     def action_decide(self) -> None:
-        """Engage the approval prompt: the one way (with the jump overlay) its keys decide."""
-        prompt = self.query_one(ApprovalPrompt)
-        if prompt.current is None:
-            return
-        if self.focused is not prompt:
-            self._focus_before_approval = self.focused
-        prompt.engage()
+        self.main.action_decide()
 
-    @on(ApprovalPrompt.Left)
-    def _approval_left(self) -> None:
-        self._refocus_after_approval()
-
-    def _refocus_after_approval(self) -> None:
-        before, self._focus_before_approval = self._focus_before_approval, None
-        if before is not None and before.is_attached and before.focusable:
-            before.focus()
-            return
-        editor = self.editor_tabs.active_editor
-        if editor is not None:
-            editor.focus()
-
-    def action_focus_panel(self, name: str) -> None:
-        if name == "editor":
-            editor = self.editor_tabs.active_editor
-            if editor is not None:
-                editor.focus()
-            return
-        if name == "approval":
-            self.action_decide()
-            return
-        if name == "catalog":
-            catalog = self.query_one(HostCatalog)
-            catalog.remove_class("-hidden")
-            self.call_after_refresh(catalog.tree.focus)
-            return
-        if name in ("logs", "calls"):
-            self.query_one("#bottom", TabbedContent).active = f"{name}-pane"
-        # After the refresh: a pane just shown cannot take the focus before it is laid out.
-        target = self.query_one(f"#{name}")
-        self.call_after_refresh(target.focus)
-
-    def action_focus_next_panel(self, step: int = 1) -> None:
-        """F4 (shift+F4): the next (previous) panel, hidden tabs included."""
-        hidden = self.query_one(HostCatalog).has_class("-hidden")
-        order = tuple(p for p in self.PANELS if not (hidden and p == "catalog"))
-        current = self.panel_of(self.focused)
-        index = order.index(current) if current in order else -step
-        self.action_focus_panel(order[(index + step) % len(order)])
-
-    def jump_targets(self) -> list[JumpTarget]:
-        """The letters of the jump overlay, each over its panel (or tab)."""
-
-        def at(widget: Widget, dx: int = 1, dy: int = 0) -> Offset:
-            region = widget.region
-            return Offset(region.x + dx, region.y + dy)
-
-        bottom = self.query_one("#bottom", TabbedContent)
-        catalog = self.query_one(HostCatalog)
-        targets = [] if catalog.has_class("-hidden") else [JumpTarget("h", "host", at(catalog, 8))]
-        targets += [
-            JumpTarget("e", "editor", at(self.editor_tabs, 12)),
-            JumpTarget("v", "value", at(self.query_one("#right"), 11)),
-            JumpTarget("l", "logs", at(bottom.get_tab("logs-pane"), 1, 1)),
-            JumpTarget("c", "calls", at(bottom.get_tab("calls-pane"), 1, 1)),
-        ]
-        prompt = self.query_one(ApprovalPrompt)
-        if prompt.current is not None:
-            targets.append(JumpTarget("a", "approval", at(prompt, 2)))
-        targets.append(JumpTarget("o", "open a file", None))
-        targets.append(JumpTarget("i", "approvals inbox", None))
-        return targets
+    def action_approvals(self) -> None:
+        self.main.action_approvals()
 
     def action_jump_to_panel(self) -> None:
-        from .screens.jump import JumpOverlay
+        self.main.action_jump_to_panel()
 
-        def jumped(name: str | None) -> None:
-            if name == "open a file":
-                self.action_open_file()
-            elif name == "approvals inbox":
-                self.action_approvals()
-            elif name == "host":
-                self.action_focus_panel("catalog")
-            elif name is not None:
-                self.action_focus_panel(name)
+    def action_toggle_catalog(self) -> None:
+        self.main.action_toggle_catalog()
 
-        self.push_screen(JumpOverlay(self.jump_targets()), jumped)
+    def action_focus_next_panel(self, step: int = 1) -> None:
+        self.main.action_focus_next_panel(step)
+
+    def action_rerun(self) -> None:
+        self.main.action_rerun()
+
+    def action_open_file(self) -> None:
+        self.main.action_open_file()
+
+    def action_save_file(self) -> None:
+        self.main.action_save_file()
+
+    def action_external_editor(self) -> None:
+        self.main.action_external_editor()
 
     def action_history(self) -> None:
-        from .screens.history import HistoryScreen
-
-        self.push_screen(HistoryScreen(self.ws.store), self._history_chosen)
+        self.main.action_history()
 
     def action_help(self) -> None:
         from .screens.help import HelpScreen
@@ -492,558 +253,12 @@ class RunReplApp(App[int]):
             rows.append((keys, label, ident))
         return rows
 
-    def action_external_editor(self) -> None:
-        external_editor.edit_active_buffer(self)
-
-    def action_open_file(self) -> None:
-        def opened(path: str | None) -> None:
-            if path:
-                self.run_worker(self._open_path(Path(path).expanduser()))
-
-        self.push_screen(
-            PathPrompt("Open a snippet file", placeholder="path/to/snippet.ts"), opened
-        )
-
-    async def _open_path(self, path: Path) -> None:
-        try:
-            await self.editor_tabs.open_file(path)
-        except (OSError, UnicodeDecodeError) as exc:
-            self.notify(f"Cannot open {path}: {exc}", severity="error")
-
-    def action_save_file(self) -> None:
-        buffer = self.editor_tabs.active_buffer
-        if buffer is not None and buffer.path:
-            self._save_to(Path(buffer.path))
-            return
-
-        def chosen(path: str | None) -> None:
-            if path:
-                self._save_to(Path(path).expanduser())
-
-        self.push_screen(PathPrompt("Save the buffer as", placeholder="snippet.ts"), chosen)
-
-    def _save_to(self, path: Path) -> None:
-        try:
-            saved = self.editor_tabs.save_active(path)
-        except OSError as exc:
-            self.notify(f"Cannot save {path}: {exc}", severity="error")
-            return
-        if saved is not None:
-            self.notify(f"Saved {saved}")
-
-    def action_reset_demo(self) -> None:
-        """Ask, then put the demo data back as first made (the demo host only)."""
-        if not self.ws.host.is_demo:
-            return
-        from ..host.demo import DEMO_DB
-        from .screens.confirm_reset import ConfirmReset
-
-        def answered(reset: bool | None) -> None:
-            if reset:
-                self._reset_demo()
-
-        self.push_screen(ConfirmReset(str(self.ws.data_dir / DEMO_DB)), answered)
-
-    @work(thread=True, group="reset-demo", exit_on_error=False)
-    def _reset_demo(self) -> None:
-        from ..host.demo import reset_demo
-
-        try:
-            path = reset_demo(self.ws.data_dir)
-        except OSError as exc:
-            self.call_from_thread(
-                self.notify,
-                f"The demo data was not reset: {exc}. Nothing was changed.",
-                title="Demo data",
-                severity="error",
-                markup=False,
-            )
-            return
-        self.call_from_thread(
-            self.notify,
-            f"The demo data is as first made again ({path}): every draft is there to publish.",
-            title="Demo data",
-            markup=False,
-        )
-
-    def get_system_commands(self, screen: Screen[Any]) -> Iterable[SystemCommand]:
-        yield from super().get_system_commands(screen)
-        yield SystemCommand("Run", "Run the buffer (or the selection)", self.action_run)
-        yield SystemCommand("Cancel the run", "Stop the running snippet now", self.action_cancel)
-        yield SystemCommand("Re-run", "Run the last snippet again", self.action_rerun)
-        yield SystemCommand(
-            "History", "Past runs: open one or load its source", self.action_history
-        )
-        yield SystemCommand(
-            "New buffer",
-            "A new editor tab",
-            lambda: self.run_worker(self.editor_tabs.action_new_buffer()),
-        )
-        yield SystemCommand("Open file", "Open a snippet file in a new tab", self.action_open_file)
-        yield SystemCommand("Save file", "Save the buffer", self.action_save_file)
-        yield SystemCommand("Clear logs", "Empty the log panel", self.logs.clear)
-        yield SystemCommand(
-            "Toggle host catalog",
-            f"Show or hide the host's functions ({self.key_hints.keys('app.catalog')})",
-            self.action_toggle_catalog,
-        )
-        yield SystemCommand(
-            "Host functions",
-            "The host catalog: what the host offers, with signatures and docs",
-            lambda: self.action_focus_panel("catalog"),
-        )
-        yield SystemCommand(
-            "Approvals inbox",
-            "Every approval waiting in the store, from any process: decide them here "
-            f"({self.key_hints.keys('app.approvals')})",
-            self.action_approvals,
-        )
-        if self.ws.host.is_demo:
-            yield SystemCommand(
-                "Reset the demo data",
-                "Undo the publishes and refunds: the drafts and orders as first made "
-                "(asks first; `run-repl reset-demo` does it too)",
-                self.action_reset_demo,
-            )
-        # Every action bound where the focus is (the value window's paging, the
-        # logs' filter...), so nothing is reachable by key alone.
-        seen = {
-            "run",
-            "approvals",
-            "toggle_catalog",
-            "cancel",
-            "rerun",
-            "history",
-            "open_file",
-            "save_file",
-            "command_palette",
-            "quit",
-        }
-        for active in screen.active_bindings.values():
-            binding = active.binding
-            if not binding.description or binding.action in seen:
-                continue
-            seen.add(binding.action)
-            keys = self.get_key_display(binding)
-            yield SystemCommand(
-                binding.description,
-                f"{keys}" + (f"  ·  {binding.id}" if binding.id else ""),
-                partial(self.run_action, binding.action, active.node),
-            )
-        for title, source in self._examples():
-            yield SystemCommand(
-                f"Example: {title}",
-                "Open this example in a new tab",
-                lambda s=source, t=title: self.post_message(OpenInEditor(s, t)),
-            )
-
-    def _examples(self) -> list[tuple[str, str]]:
-        if not self.ws.host.is_demo:
-            return []
-        from ..host.demo import DEMO_EXAMPLES
-
-        return list(DEMO_EXAMPLES)
-
-    # ------------------------------------------------------------------ runs
-    @on(RunSubmitted)
-    def start_run(self, event: RunSubmitted) -> None:
-        if self.running:
-            self.notify("A run is in progress: escape cancels it.", severity="warning")
-            return
-        self._clear_panels()
-        self.runs.start(event.source)
-        self._started()
-
-    def _clear_panels(self) -> None:
-        self.calls.clear_calls()
-        self.value_view.show_result(None, None)
-        self.query_one(ApprovalPrompt).clear()
-
-    def _started(self) -> None:
-        self.logs.clear()
-        self.query_one(RunErrorView).show_error(None)
-        self.status.start()
-        self.running = True
-
-    @on(LogReceived)
-    def add_logs(self, event: LogReceived) -> None:
-        if self.runs.is_current(event.run_token):
-            self.logs.add_lines(event.lines)
-
-    @on(CallUpdated)
-    def update_call(self, event: CallUpdated) -> None:
-        if not self.runs.is_current(event.run_token):
-            return
-        if event.call.ok is None and event.call.seq not in self.calls.calls:
-            self.status.count_call()
-        self.calls.upsert(event.call)
-
-    def _show_outcome(self, result: RunResult, *, state: str, detail: str) -> None:
-        """What every ending shows: the calls, the status line."""
-        for call in result.calls:
-            self.calls.upsert(call)
-        self.status.finish(
-            state,
-            duration_ms=result.duration_ms,
-            calls=len(result.calls),
-            memory=result.stats.heap_bytes,
-            detail=detail,
-        )
-
-    @on(RunFinished)
-    def finish_run(self, event: RunFinished) -> None:
-        if not self.runs.is_current(event.run_token):
-            return
-        self.running = False
-        result = event.result
-        self.runs.finished(result)
-        self.query_one(ApprovalPrompt).clear()
-        self.logs.set_dropped(result.logs_dropped)
-        cancelled = result.error is not None and result.error.code == "RUN_ABORTED"
-        detail = ""
-        if result.status == "ok":
-            detail = value_size(result)
-        elif result.error is not None:
-            detail = str(result.error.code)
-        self._show_outcome(result, state="cancelled" if cancelled else result.status, detail=detail)
-        if result.status == "ok":
-            self.value_view.show_result(result, self.ws.runner.expand)
-        elif result.error is not None:
-            self.query_one(RunErrorView).show_error(result.error, event.source)
-            self._jump_to_error(result, event.source)
-        for warning in self.ws.warnings:
-            self.notify(warning, severity="warning")
-        self.ws.warnings.clear()
-        self._announce_deferred()
-
-    def _jump_to_error(self, result: RunResult, source: str) -> None:
-        error = result.error
-        editor = self.editor_tabs.active_editor
-        if error is None or not error.line or editor is None:
-            return
-        # Only when the error's line is in the text that is in the editor.
-        if editor.text == source or editor.selected_text == source:
-            offset_line = editor.selection.start[0] if editor.selected_text == source else 0
-            editor.jump_to(error.line + offset_line, error.column)
-
-    @on(RunErrorView.JumpTo)
-    def jump_to(self, event: RunErrorView.JumpTo) -> None:
-        editor = self.editor_tabs.active_editor
-        if editor is not None:
-            editor.jump_to(event.line, event.column)
-
-    @on(RunInterrupted)
-    def ask_approvals(self, event: RunInterrupted) -> None:
-        if not self.runs.is_current(event.run_token):
-            return
-        result = event.result
-        # Nothing runs while a person decides: escape and ctrl+c are theirs again.
-        self.running = False
-        ask = self.runs.interrupted(result)
-        waiting = len(result.interruptions or [])
-        self._show_outcome(result, state="interrupted", detail=f"{waiting} waiting for approval")
-        if not ask:
-            self._resume()
-            return
-        # Shown, never focused: what is being typed goes on going where it was going.
-        self.query_one(ApprovalPrompt).ask(ask)
-        self.approvals.here = frozenset(it.id for it in ask)
-        self._announce_deferred()
-        self._refresh_inbox_screen()
-        self.refresh_bindings()
-        self.bell()
-
-    @on(ApprovalDecided)
-    def record_decision(self, event: ApprovalDecided) -> None:
-        self.runs.decide(event.interruption_id, event.approved, for_session=event.approve_path)
-        self.approvals.here = self.query_one(ApprovalPrompt).asking
-        if self.query_one(ApprovalPrompt).current is None:
-            self._resume()
-            self._refocus_after_approval()
-
-    def _resume(self) -> None:
-        self.runs.resume()
-        self._started()
-        self.logs.add_lines(
-            [
-                LogLine(
-                    level="info",
-                    text="— resumed after approval: the snippet replays from the start —",
-                    at_ms=0,
-                )
-            ]
-        )
-
-    @on(RunQueued)
-    def _run_queued(self, event: RunQueued) -> None:
-        if self.runs.is_current(event.run_token):
-            who = event.held_by or "another approver"
-            self.status.detail = f"queued behind {who}"
-            self.notify(
-                f"{who} is resuming this run: your decision is recorded and is carried out "
-                "with it (waiting)…",
-                title="Approval",
-                timeout=8,
-            )
-
-    @on(RunDecidedElsewhere)
-    def _decided_elsewhere(self, event: RunDecidedElsewhere) -> None:
-        if not self.runs.is_current(event.run_token):
-            return
-        self.running = False
-        self.status.finish(
-            "interrupted",
-            duration_ms=None,
-            calls=len(self.calls.calls),
-            memory=None,
-            detail=f"not resumed here: see the history ({self.key_hints.keys('app.history')})",
-        )
-        self.notify(event.message, title="Approval", severity="warning", timeout=12)
-        self._announce_deferred()
-
-    # ------------------------------------------------------------------ the host catalog
-    def action_toggle_catalog(self) -> None:
-        """ctrl+b: hide or show the host catalog (the focus leaves it when it hides)."""
-        catalog = self.query_one(HostCatalog)
-        hide = not catalog.has_class("-hidden")
-        catalog.set_class(hide, "-hidden")
-        if hide and self.panel_of(self.focused) == "catalog":
-            self.action_focus_panel("editor")
-
-    @on(HostCatalog.InsertCall)
-    def insert_call(self, event: HostCatalog.InsertCall) -> None:
-        """A call to the chosen function at the editor's cursor, the cursor in its parentheses."""
-        editor = self.editor_tabs.active_editor
-        if editor is None:
-            return
-        row, column = editor.selection.end
-        awaited = editor.document.get_line(row)[:column].rstrip().endswith("await")
-        text = event.info.path if awaited else f"await {event.info.path}"
-        editor.replace(text + "()", editor.selection.start, editor.selection.end)
-        editor.move_cursor((row, editor.selection.end[1] - 1))
-        editor.focus()
-        editor.call_after_refresh(editor.assist, open_menu=False)
-
-    @on(CodeEditor.ShowDoc)
-    def show_doc(self, event: CodeEditor.ShowDoc) -> None:
-        from .screens.function_doc import FunctionDocScreen
-
-        self.push_screen(FunctionDocScreen(event.info))
-
-    # ------------------------------------------------------------------ the approvals inbox
-    def action_approvals(self) -> None:
-        """F6: every open approval of the store, from any process, decided here."""
-        from .screens.approvals import ApprovalsScreen
-
-        if isinstance(self.screen, ApprovalsScreen):
-            return
-        self.approvals.here = self.query_one(ApprovalPrompt).asking
-        self.push_screen(ApprovalsScreen(self.approvals, self._inbox_decide))
-
-    def _inbox_decide(self, approval: PendingApproval, approved: bool, for_session: bool) -> None:
-        """A decision taken in the inbox: the run on screen resumes here, as if its prompt
-        had been answered; any other run resumes through the store's flow, in a worker."""
-        prompt = self.query_one(ApprovalPrompt)
-        if prompt.drop(approval.id) is not None:
-            self.approvals.here = prompt.asking
-            self.post_message(ApprovalDecided(approval.id, approved, approve_path=for_session))
-            return
-        if for_session and approved:
-            self.runs.session_approvals.add(approval.path)
-        self.approvals.decide(approval, approved)
-
-    @on(ApprovalsChanged)
-    def _approvals_changed(self, event: ApprovalsChanged) -> None:
-        inbox = self.approvals
-        before = {a.id for a in inbox.approvals}
-        first = not self._listed
-        inbox.take(event)
-        if event.approvals is None:
-            return
-        self._listed = True
-        try:
-            prompt = self.query_one(ApprovalPrompt)
-        except NoMatches:  # the screen is coming down (the app closing): nothing to show
-            return
-        self._sync_prompt(prompt, event.approvals)
-        self.status.approvals = inbox.waiting
-        inbox.here = prompt.asking
-        others = [
-            a
-            for a in event.approvals
-            if a.id not in before and a.id not in inbox.here and a.state() == "pending"
-        ]
-        if first and inbox.waiting:
-            self.notify(
-                f"{inbox.waiting} approval(s) wait in the store: {self.key_hints.keys('app.approvals')} opens the inbox.",
-                timeout=8,
-            )
-        elif others and not first:
-            if self.running:
-                # The run on the screen may have made them: the store shows a paused
-                # run's approvals a moment before its end reaches us. Said once it has.
-                self._unannounced.update(a.id for a in others)
-            else:
-                self._announce_others(others)
-        self._refresh_inbox_screen()
-
-    def _announce_others(self, others: list[PendingApproval]) -> None:
-        paths = ", ".join(sorted({a.path for a in others}))
-        self.notify(
-            f"{len(others)} new approval(s) from another run ({paths}): {self.key_hints.keys('app.approvals')} opens the inbox.",
-            title="Approvals",
-            timeout=8,
-        )
-
-    def _announce_deferred(self) -> None:
-        """The run has ended (or paused): the approvals that came while it ran and are
-        not its own are announced now."""
-        ids, self._unannounced = self._unannounced, set()
-        inbox = self.approvals
-        others = [
-            a
-            for a in inbox.approvals
-            if a.id in ids and a.id not in inbox.here and a.state() == "pending"
-        ]
-        if others:
-            self._announce_others(others)
-
-    def _sync_prompt(self, prompt: ApprovalPrompt, approvals: list[PendingApproval]) -> None:
-        """The prompt stops asking what was decided elsewhere (another IDE's inbox, the CLI)."""
-        if not prompt.queue:
-            return
-        by_id = {a.id: a for a in approvals}
-        gone: list[str] = []
-        for it in list(prompt.queue):
-            found = by_id.get(it.id)
-            if found is not None and found.state() == "pending":
-                self._seen_open.add(it.id)
-                continue
-            # Listed open before and now decided (or gone): someone else decided it. One
-            # never listed was not saved: only this prompt can decide it.
-            if (found is not None or it.id in self._seen_open) and it.id not in self.runs.decisions:
-                prompt.drop(it.id)
-                gone.append(it.path)
-        if not gone:
-            return
-        self.notify(
-            f"{', '.join(gone)} was decided elsewhere: this prompt no longer asks it.",
-            title="Approval",
-            severity="warning",
-            timeout=10,
-        )
-        if prompt.current is None:
-            if self.runs.decisions:
-                self._resume()
-            else:
-                self.status.detail = f"decided elsewhere: its run goes on there ({self.key_hints.keys('app.history')} history)"
-            self._refocus_after_approval()
-
-    @on(InboxOutcome)
-    def _inbox_outcome(self, event: InboxOutcome) -> None:
-        self.approvals.finished(event.outcome, final=event.final)
-        if event.final:
-            text = plain(event.outcome.lines[0]) if event.outcome.lines else ""
-            more = plain(event.outcome.lines[1]).strip() if len(event.outcome.lines) > 1 else ""
-            self.notify(
-                f"{text}\n{more}".strip(),
-                title="Approvals",
-                severity="information" if event.outcome.ok else "error",
-                timeout=8,
-            )
-        self._refresh_inbox_screen()
-
-    def _refresh_inbox_screen(self) -> None:
-        from .screens.approvals import ApprovalsScreen
-
-        for screen in self.screen_stack:
-            if isinstance(screen, ApprovalsScreen):
-                screen.refresh_inbox()
-
-    # ------------------------------------------------------------------ calls, history
-    @on(CallsTable.OpenCall)
-    def open_call(self, event: CallsTable.OpenCall) -> None:
-        from .screens.call_detail import CallDetailScreen
-
-        self.push_screen(CallDetailScreen(event.call))
-
-    @on(OpenInEditor)
-    async def open_in_editor(self, event: OpenInEditor) -> None:
-        await self.editor_tabs.action_new_buffer(
-            event.source, title=event.title[:24] or "from history"
-        )
-
-    async def _history_chosen(self, choice: OpenSource | ShowStored | None) -> None:
-        if isinstance(choice, OpenSource):
-            await self.editor_tabs.action_new_buffer(choice.source, title=choice.title)
-        elif isinstance(choice, ShowStored):
-            self.show_stored_result(choice.envelope, choice.source)
-
-    def show_stored_result(self, envelope: dict[str, Any], source: str | None = None) -> None:
-        """Show a run's stored envelope (from history) in the panels."""
-        try:
-            result = RunResult.model_validate(envelope)
-        except ValidationError:
-            self.notify("That run's stored result could not be read.", severity="error")
-            return
-        self.logs.clear()
-        self.calls.clear_calls()
-        self.query_one(ApprovalPrompt).clear()
-        self.query_one(RunErrorView).show_error(None)
-        self.logs.add_lines(result.logs)
-        if result.status == "ok":
-            self.value_view.show_stored(result, self.ws.runner.expand)
-        else:
-            self.value_view.show_result(None, None)
-            if result.error is not None:
-                self.query_one(RunErrorView).show_error(result.error, source)
-        self._show_outcome(result, state=result.status, detail="from history")
-
-    @on(EditorTabs.SaveAsRequested)
-    def _save_as_then_close(self, event: EditorTabs.SaveAsRequested) -> None:
-        tabs = self.editor_tabs
-
-        async def chosen(path: str | None) -> None:
-            buffer = next((b for b in tabs.buffers if b.key == event.key), None)
-            if not path or buffer is None:
-                return
-            try:
-                tabs.save(buffer, Path(path).expanduser())
-            except OSError as exc:
-                self.notify(f"Cannot save {path}: {exc}", severity="error")
-                return
-            await tabs.close(buffer)
-
-        self.push_screen(PathPrompt("Save the buffer as", placeholder="snippet.ts"), chosen)
-
     # ------------------------------------------------------------------ leaving
-    def _persist_buffers(self) -> None:
-        try:
-            self.editor_tabs.persist()
-        except NoMatches:
-            pass  # the editor is already gone: it was persisted when it could be
-
     def on_unmount(self) -> None:
-        if self._host_changed_elsewhere in self.ws.host.changed:
-            self.ws.host.changed.remove(self._host_changed_elsewhere)
-        self._persist_buffers()
-
-    def _host_changed_elsewhere(self) -> None:
-        # Heard on the upstreams' thread: the catalog and completion change on the app's.
-        self.call_from_thread(self._host_changed)
-
-    def _host_changed(self) -> None:
-        """An upstream's tool list changed: the catalog and completion show it."""
-        self.host_functions = describe(self.ws.host)
-        try:
-            self.query_one(HostCatalog).show_functions(self.host_functions)
-        except NoMatches:
-            pass  # the screen is coming down
-        for editor in self.query(CodeEditor):
-            editor.functions = list(self.host_functions)
+        self.main.leave()
 
     async def action_quit(self) -> None:
-        self._persist_buffers()
+        self.main.persist_buffers()
         self.exit(0)
 
 

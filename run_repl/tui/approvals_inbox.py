@@ -5,7 +5,7 @@ Approvals come from this IDE, other IDEs, `run-repl run`, the line REPL and
 agents over MCP, all through one store. A worker watches it
 (`wait_for_approvals_change`: PostgreSQL pushes; for SQLite one thread of the store
 reads every 50 ms while someone waits, so the event loop sleeps until a change)
-and posts `ApprovalsChanged` with the open approvals; the app's handlers own
+and posts `ApprovalsChanged` with the open approvals; the main screen's handlers own
 every widget. Deciding and recovering are workers too: they call the store's
 flow (`ws.decide`, `recover`) and post what became of it (`InboxOutcome`),
 so the screen never waits on a run or on the store.
@@ -17,10 +17,11 @@ from __future__ import annotations
 
 import asyncio
 import time
+from collections.abc import Callable, Collection, Sequence
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, Protocol
 
-from textual.app import App
+from textual.dom import DOMNode
 
 from ..present import formats
 from ..present.approvals import approve_command, describe_state
@@ -187,26 +188,63 @@ def _value_summary(result: RunResult, limit: int = 160) -> str:
     return text if len(text) <= limit else text[: limit - 1] + "…"
 
 
+class Asked(Protocol):
+    """One approval the inline prompt asks (an `Interruption`)."""
+
+    @property
+    def id(self) -> str: ...
+
+    @property
+    def path(self) -> str: ...
+
+
+@dataclass
+class ListNews:
+    """What a new list from the store means for the screen: which approvals the prompt
+    stops asking (decided elsewhere), whether to say that approvals wait (the first list),
+    and which approvals of other runs to announce now."""
+
+    drop: list[str]
+    waiting_note: bool
+    announce: list[PendingApproval]
+
+
+def _no_prompt() -> frozenset[str]:
+    return frozenset()
+
+
 @dataclass
 class ApprovalsInbox:
     """The open approvals of the store, as last read, and the decisions under way."""
 
-    app: App[Any]
+    owner: DOMNode
+    """The screen its workers run on and its messages go to."""
     ws: Workspace
+    asking: Callable[[], frozenset[str]] = _no_prompt
+    """The ids the inline prompt asks now (the run on this IDE's screen)."""
     approvals: list[PendingApproval] = field(default_factory=list)
-    here: frozenset[str] = frozenset()
-    """The approvals the inline prompt asks (the run on this IDE's screen)."""
     deciding: set[str] = field(default_factory=set)
     """Approvals this IDE decided whose flow is still going (their run resumes)."""
     outcomes: list[Outcome] = field(default_factory=list)
     changed: asyncio.Event = field(default_factory=asyncio.Event)
     """Set each time a new list is in (tests wait on it, never on the clock)."""
     problem: str | None = None
+    listed: bool = False
+    """A list has come in since the app started."""
+    seen_open: set[str] = field(default_factory=set)
+    """Approvals of the run on screen that the store listed open at least once."""
+    unannounced: set[str] = field(default_factory=set)
+    """New approvals listed while a run of ours ran: announced once it has ended."""
+
+    @property
+    def here(self) -> frozenset[str]:
+        """The approvals the inline prompt asks, read from it (never a copy)."""
+        return self.asking()
 
     # ------------------------------------------------------------------ reading
     def watch(self) -> None:
-        """Start the watcher: one worker for the app's life."""
-        self.app.run_worker(
+        """Start the watcher: one worker for the main screen's (the app's) life."""
+        self.owner.run_worker(
             self._watch(),
             name=WATCH_WORKER,
             group=WATCH_WORKER,
@@ -228,13 +266,13 @@ class ApprovalsInbox:
                     approvals = await asyncio.to_thread(open_approvals, store)
                     listed_at = time.monotonic()
                     since = version
-                    self.app.post_message(ApprovalsChanged(version, approvals))
+                    self.owner.post_message(ApprovalsChanged(version, approvals))
             except (StoreError, OSError, ValueError) as exc:
-                self.app.post_message(ApprovalsChanged(since or 0, None, problem=str(exc)))
+                self.owner.post_message(ApprovalsChanged(since or 0, None, problem=str(exc)))
                 await asyncio.sleep(RETRY_S)
 
     def take(self, event: ApprovalsChanged) -> None:
-        """Keep what the watcher read (the app calls this from its handler)."""
+        """Keep what the watcher read (the main screen calls this from its handler)."""
         if event.approvals is None:
             self.problem = event.problem
         else:
@@ -242,8 +280,61 @@ class ApprovalsInbox:
             self.approvals = event.approvals
         self.changed.set()
 
+    def news(
+        self,
+        event: ApprovalsChanged,
+        queue: Sequence[Asked],
+        *,
+        decided: Collection[str],
+        running: bool,
+    ) -> ListNews | None:
+        """Take a new list (None: the store could not be read) and say what it changes:
+        the prompt's approvals decided elsewhere (another IDE's inbox, the CLI), and the
+        approvals of other runs to announce. While a run of ours runs, new ones wait in
+        `unannounced`: the store shows a paused run's approvals a moment before its end
+        reaches the screen, so they may be its own (`deferred` says them once it has)."""
+        before = {a.id for a in self.approvals}
+        first = not self.listed
+        self.take(event)
+        if event.approvals is None:
+            return None
+        self.listed = True
+        by_id = {a.id: a for a in event.approvals}
+        drop: list[str] = []
+        for it in queue:
+            found = by_id.get(it.id)
+            if found is not None and found.state() == "pending":
+                self.seen_open.add(it.id)
+                continue
+            # Listed open before and now decided (or gone): someone else decided it. One
+            # never listed was not saved: only this prompt can decide it.
+            if (found is not None or it.id in self.seen_open) and it.id not in decided:
+                drop.append(it.id)
+        here = self.here - set(drop)
+        others = [
+            a
+            for a in event.approvals
+            if a.id not in before and a.id not in here and a.state() == "pending"
+        ]
+        announce: list[PendingApproval] = []
+        if others and not first:
+            if running:
+                self.unannounced.update(a.id for a in others)
+            else:
+                announce = others
+        return ListNews(drop, first and self.waiting > 0, announce)
+
+    def deferred(self) -> list[PendingApproval]:
+        """The run has ended (or paused): the approvals that came while it ran and are
+        not its own, to announce now (once)."""
+        ids, self.unannounced = self.unannounced, set()
+        here = self.here
+        return [
+            a for a in self.approvals if a.id in ids and a.id not in here and a.state() == "pending"
+        ]
+
     async def next_change(self) -> None:
-        """Wait for the next list the watcher posts (and the app takes)."""
+        """Wait for the next list the watcher posts (and the main screen takes)."""
         self.changed.clear()
         await self.changed.wait()
 
@@ -262,7 +353,7 @@ class ApprovalsInbox:
     def decide(self, approval: PendingApproval, approved: bool) -> None:
         """Decide one approval of another run through the store's flow, in a worker."""
         self.deciding.add(approval.id)
-        self.app.run_worker(
+        self.owner.run_worker(
             self._decide(approval, approved), group="inbox-decide", exit_on_error=False
         )
 
@@ -274,7 +365,7 @@ class ApprovalsInbox:
         def on_queued(q: Any) -> None:
             who = getattr(q, "held_by", None) or "another approver"
             queued.append(who)
-            self.app.post_message(
+            self.owner.post_message(
                 InboxOutcome(
                     Outcome(
                         approval.id,
@@ -311,14 +402,14 @@ class ApprovalsInbox:
             queued_behind=queued[0] if queued else None,
             warnings=warnings,
         )
-        self.app.post_message(
+        self.owner.post_message(
             InboxOutcome(Outcome(approval.id, approval.path, action, lines, error is None))
         )
 
     def recover(self, approval: PendingApproval) -> None:
         """End a stuck approval's batch without running anything, in a worker."""
         self.deciding.add(approval.id)
-        self.app.run_worker(self._recover(approval), group="inbox-decide", exit_on_error=False)
+        self.owner.run_worker(self._recover(approval), group="inbox-decide", exit_on_error=False)
 
     async def _recover(self, approval: PendingApproval) -> None:
         try:
@@ -329,12 +420,12 @@ class ApprovalsInbox:
         else:
             lines = [line(("warn", "recovered "), a.id, "  ", describe_state(a)) for a in ended]
             ok = True
-        self.app.post_message(
+        self.owner.post_message(
             InboxOutcome(Outcome(approval.id, approval.path, "recovered", lines, ok))
         )
 
     def finished(self, outcome: Outcome, *, final: bool = True) -> None:
-        """Record an outcome (the app calls this from its handler)."""
+        """Record an outcome (the main screen calls this from its handler)."""
         if final:
             self.deciding.discard(outcome.approval_id)
         self.outcomes.append(outcome)

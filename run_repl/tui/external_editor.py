@@ -128,16 +128,17 @@ def run_suspended(app: App[Any], argv: list[str]) -> int:
         return subprocess.run(argv, check=False).returncode
 
 
-def edit_active_buffer(app: Any, env: Mapping[str, str] | None = None) -> None:
-    """The app's action: the active buffer through the person's editor and back."""
-    if app.running:
+def edit_active_buffer(screen: Any, env: Mapping[str, str] | None = None) -> None:
+    """The main screen's action: the active buffer through the person's editor and back."""
+    app = screen.app
+    if screen.running:
         # The run's host calls are answered on the loop the editor would hold up.
         app.notify(
             "A run is in progress: the editor opens once it ends (escape cancels it).",
             severity="warning",
         )
         return
-    tabs = app.editor_tabs
+    tabs = screen.editor_tabs
     editor, buffer = tabs.active_editor, tabs.active_buffer
     if editor is None or buffer is None:
         return

@@ -1,11 +1,11 @@
 """The run in progress, apart from the screen: what runs, how to stop it, what it gave.
 
-The app's `@on` handlers own every widget; this object owns the run's state:
+The main screen's `@on` handlers own every widget; this object owns the run's state:
 the run token (a message from an older run is recognised and dropped), the
 cancel event, the source that runs (and replays on resume), the last result,
 log lines waiting for the next batch, the decisions taken on an interrupted
 run, and the functions approved for the rest of the session. Runs are workers
-on the app that never touch widgets: they post the messages of `messages.py`.
+on the main screen that never touch widgets: they post the messages of `messages.py`.
 """
 
 from __future__ import annotations
@@ -13,7 +13,7 @@ from __future__ import annotations
 import asyncio
 from typing import Any
 
-from textual.app import App
+from textual.dom import DOMNode
 
 from ..present.approvals import SessionApprovals
 from ..sandbox.errors import ErrorCode
@@ -36,10 +36,11 @@ line of a batch sets its timer, so nothing ticks while no run logs."""
 
 
 class RunController:
-    """One run at a time (with its resumes), for the app that shows it."""
+    """One run at a time (with its resumes), for the screen that shows it."""
 
-    def __init__(self, app: App[Any], workspace: Workspace) -> None:
-        self.app = app
+    def __init__(self, owner: DOMNode, workspace: Workspace) -> None:
+        self.owner = owner
+        """The screen that shows the run: its workers run on it, its messages go to it."""
         self.ws = workspace
         self.token = 0
         """Increases with every run and resume; messages carry the token they belong to."""
@@ -79,7 +80,7 @@ class RunController:
         self.source = source
         self.cancel_event = asyncio.Event()
         self.pending_logs = []
-        self.app.run_worker(
+        self.owner.run_worker(
             self._execute(self.token, source, decisions, self.cancel_event),
             name="run",
             group="run",
@@ -93,19 +94,19 @@ class RunController:
         decisions: dict[str, bool] | None,
         cancel: asyncio.Event,
     ) -> None:
-        app = self.app
+        owner = self.owner
 
         def on_log(line: LogLine) -> None:  # on the event loop, from the run's frames
             if self.is_current(token):
                 if not self.pending_logs:
-                    app.set_timer(FLUSH_SECONDS, self.flush_logs)
+                    owner.set_timer(FLUSH_SECONDS, self.flush_logs)
                 self.pending_logs.append(line)
 
         def on_call(call: CallRecord) -> None:
-            app.post_message(CallUpdated(token, call))
+            owner.post_message(CallUpdated(token, call))
 
         def on_queued(queued: Any) -> None:
-            app.post_message(RunQueued(token, getattr(queued, "held_by", None)))
+            owner.post_message(RunQueued(token, getattr(queued, "held_by", None)))
 
         try:
             if decisions is None:
@@ -123,10 +124,10 @@ class RunController:
             # Decided or carried out by someone else (the inbox of another IDE, the CLI),
             # or the store could not record the decision: nothing of this resume ran.
             self.flush_logs()
-            app.post_message(RunDecidedElsewhere(token, str(exc)))
+            owner.post_message(RunDecidedElsewhere(token, str(exc)))
             return
         except Exception as exc:  # the engine answers with results: this is a bug or the store
-            app.post_message(
+            owner.post_message(
                 LogReceived(token, [LogLine(level="error", text=f"run-repl: {exc!r}", at_ms=0)])
             )
             result = RunResult(
@@ -134,16 +135,16 @@ class RunController:
             )
         self.flush_logs()
         if result.status == "interrupted":
-            app.post_message(RunInterrupted(token, result))
+            owner.post_message(RunInterrupted(token, result))
         else:
-            app.post_message(RunFinished(token, result, source))
+            owner.post_message(RunFinished(token, result, source))
 
     def flush_logs(self) -> None:
         """Post the log lines gathered since the last batch (on the batch's timer, and
         when the run ends)."""
         if self.pending_logs:
             lines, self.pending_logs = self.pending_logs, []
-            self.app.post_message(LogReceived(self.token, lines))
+            self.owner.post_message(LogReceived(self.token, lines))
 
     # ------------------------------------------------------------------ approvals
     def interrupted(self, result: RunResult) -> list[Interruption]:

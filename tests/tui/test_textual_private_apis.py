@@ -1,6 +1,6 @@
 """Fences around the private parts of Textual the editor leans on.
 
-`run_repl/tui/components/editor.py` replaces the private
+`run_repl/tui/components/editor/editor.py` replaces the private
 `SyntaxAwareDocument.prepare_query` for the whole process (one compiled highlight
 query shared by every TypeScript document) and reads Textual's bundled
 `javascript.scm` by path. Neither is Textual's public API, and `pyproject.toml`
@@ -15,7 +15,7 @@ from pathlib import Path
 
 import textual
 
-from run_repl.tui.components import editor
+from run_repl.tui.components.editor import editor
 
 
 def test_textual_still_prepares_highlight_queries_through_the_patched_method() -> None:
@@ -25,7 +25,7 @@ def test_textual_still_prepares_highlight_queries_through_the_patched_method() -
     params = list(inspect.signature(Document.prepare_query).parameters)
     assert params == ["self", "query"], (
         f"Textual's Document.prepare_query now takes {params}: update "
-        "_share_compiled_query in run_repl/tui/components/editor.py"
+        "_share_compiled_query in run_repl/tui/components/editor/editor.py"
     )
     assert editor.typescript_language() is not None
     assert SyntaxAwareDocument.prepare_query.__module__ == editor.__name__, (
@@ -44,7 +44,7 @@ def test_the_bundled_javascript_highlights_are_where_the_editor_reads_them() -> 
     path = Path(textual.__file__).parent / "tree-sitter" / "highlights" / "javascript.scm"
     assert path.is_file(), (
         f"Textual no longer ships {path}: typescript_language() in "
-        "run_repl/tui/components/editor.py turns highlighting off without it"
+        "run_repl/tui/components/editor/editor.py turns highlighting off without it"
     )
     assert "@keyword" in path.read_text()
 

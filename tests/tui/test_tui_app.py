@@ -21,10 +21,11 @@ from tui_helpers import (
 )
 
 from run_repl.tui.app import RunReplApp
+from run_repl.tui.commands import IdeCommands
 from run_repl.tui.components.calls_table import CallsTable
 from run_repl.tui.components.error_view import RunErrorView
 from run_repl.tui.components.log_panel import LogPanel
-from run_repl.tui.components.value_view import ValueView
+from run_repl.tui.components.value.view import ValueView
 from run_repl.tui.messages import RunFinished, RunInterrupted
 from run_repl.tui.run_controller import FLUSH_SECONDS
 from run_repl.tui.screens.call_detail import CallDetailScreen
@@ -37,8 +38,8 @@ async def test_run_shows_value_calls_and_status(app_and_pilot: tuple[RunReplApp,
         "console.info('looking'); const [c] = await crm.listAccounts(); return await store.listOrders(c.id)",
     )
     await run_to_end(pilot)
-    assert app.runs.result is not None and app.runs.result.status == "ok"
-    assert app.status.state == "ok" and app.status.calls == 2
+    assert app.main.runs.result is not None and app.main.runs.result.status == "ok"
+    assert app.main.status.state == "ok" and app.main.status.calls == 2
     calls = app.query_one(CallsTable)
     assert [c.path for c in calls.calls.values()] == ["crm.listAccounts", "store.listOrders"]
     assert all(c.ok for c in calls.calls.values())
@@ -46,7 +47,7 @@ async def test_run_shows_value_calls_and_status(app_and_pilot: tuple[RunReplApp,
     assert [line.text for line in logs.lines] == ["looking"]
     value = app.query_one(ValueView)
     assert value.page_offset == 0
-    assert list(value.page_items) == app.runs.result.value_window.items
+    assert list(value.page_items) == app.main.runs.result.value_window.items
 
 
 @pytest.mark.slow
@@ -55,16 +56,16 @@ async def test_run_keys(app_and_pilot: tuple[RunReplApp, Any], key: str) -> None
     app, pilot = app_and_pilot
     await set_source(pilot, "21 * 2")
     await run_to_end(pilot, key)
-    assert app.runs.result.value == 42
+    assert app.main.runs.result.value == 42
 
 
 async def test_run_the_selection_only(app_and_pilot: tuple[RunReplApp, Any]) -> None:
     app, pilot = app_and_pilot
     await set_source(pilot, "throw new Error('not me')\n6 * 7")
-    editor = app.editor_tabs.active_editor
+    editor = app.main.editor_tabs.active_editor
     editor.select_line(1)
     await run_to_end(pilot)
-    assert app.runs.result.value == 42
+    assert app.main.runs.result.value == 42
 
 
 @pytest.mark.slow
@@ -72,11 +73,11 @@ async def test_cancel_a_spinning_run(app_and_pilot: tuple[RunReplApp, Any]) -> N
     app, pilot = app_and_pilot
     await set_source(pilot, "while (true) {}")
     await pilot.press("ctrl+j")
-    await until(pilot, lambda: app.running)
+    await until(pilot, lambda: app.main.running)
     await pilot.press("escape")
     await settle(pilot)
-    assert app.runs.result.error.code == "RUN_ABORTED"
-    assert app.status.state == "cancelled"
+    assert app.main.runs.result.error.code == "RUN_ABORTED"
+    assert app.main.status.state == "cancelled"
     # Escape is the editor's own again once nothing runs.
     assert app.check_action("cancel", ()) is False
 
@@ -132,14 +133,14 @@ async def test_logs_come_in_batches_and_nothing_ticks_once_the_run_is_over(
     # Idle, nothing flushes (it flushed every 50 ms, run or no run, waking the loop
     # twenty times a second). A batch's timer already set calls the flush it was given.
     flushes = 0
-    flush_logs = app.runs.flush_logs
+    flush_logs = app.main.runs.flush_logs
 
     def counted() -> None:
         nonlocal flushes
         flushes += 1
         flush_logs()
 
-    app.runs.flush_logs = counted  # type: ignore[method-assign]
+    app.main.runs.flush_logs = counted  # type: ignore[method-assign]
     await asyncio.sleep(FLUSH_SECONDS * 5)
     assert flushes == 0
 
@@ -150,9 +151,9 @@ async def test_error_shows_and_editor_jumps_to_it(app_and_pilot: tuple[RunReplAp
     await run_to_end(pilot)
     view = app.query_one(RunErrorView)
     assert view.has_class("-shown") and view.error.code == "RUN_EXCEPTION"
-    editor = app.editor_tabs.active_editor
+    editor = app.main.editor_tabs.active_editor
     assert editor.cursor_location[0] == 1  # line 2, zero-based
-    assert app.status.state == "error"
+    assert app.main.status.state == "error"
 
 
 @pytest.mark.slow
@@ -179,13 +180,13 @@ async def test_history_opens_a_past_run_in_a_new_buffer(
     app, pilot = app_and_pilot
     await set_source(pilot, "'from history'")
     await run_to_end(pilot)
-    before = len(app.editor_tabs.snapshot())
+    before = len(app.main.editor_tabs.snapshot())
     await pilot.press("f2")
     await until(pilot, lambda: isinstance(app.screen, HistoryScreen))
     await settle(pilot)  # the search worker lists the runs
     await pilot.press("enter")
-    await until(pilot, lambda: len(app.editor_tabs.snapshot()) == before + 1)
-    assert app.editor_tabs.active_editor.text == "'from history'"
+    await until(pilot, lambda: len(app.main.editor_tabs.snapshot()) == before + 1)
+    assert app.main.editor_tabs.active_editor.text == "'from history'"
 
 
 @pytest.mark.slow
@@ -239,7 +240,7 @@ async def test_keymap_from_config_rebinds_run(data_dir: Path, tmp_path: Path) ->
         await pilot.pause()
         await set_source(pilot, "'rebound'")
         await run_to_end(pilot, "ctrl+t")
-        assert app.runs.result.value == "rebound"
+        assert app.main.runs.result.value == "rebound"
 
 
 @pytest.mark.slow
@@ -248,13 +249,13 @@ async def test_buffers_persist_across_restarts(data_dir: Path) -> None:
     async with app.run_test(size=SIZE) as pilot:
         await pilot.pause()
         await set_source(pilot, "'kept'")
-        await app.editor_tabs.action_new_buffer("'second'", title="two")
+        await app.main.editor_tabs.action_new_buffer("'second'", title="two")
         await pilot.pause()
         await pilot.press("ctrl+q")
     again = make_app(data_dir)
     async with again.run_test(size=SIZE) as pilot:
         await pilot.pause()
-        texts = [b.text for b in again.editor_tabs.snapshot()]
+        texts = [b.text for b in again.main.editor_tabs.snapshot()]
         assert texts == ["'kept'", "'second'"]
 
 
@@ -264,9 +265,9 @@ async def test_file_argument_opens_in_the_editor(data_dir: Path, tmp_path: Path)
     app = make_app(data_dir, file=str(snippet), source=snippet.read_text())
     async with app.run_test(size=SIZE) as pilot:
         await pilot.pause()
-        assert app.editor_tabs.active_buffer.path == str(snippet)
+        assert app.main.editor_tabs.active_buffer.path == str(snippet)
         await run_to_end(pilot)
-        assert app.runs.result.value == 10
+        assert app.main.runs.result.value == 10
 
 
 @pytest.mark.slow
@@ -303,7 +304,7 @@ async def test_help_shows_bindings_of_the_focused_widget(
     from run_repl.tui.screens.help import HelpScreen
 
     app, pilot = app_and_pilot
-    app.editor_tabs.active_editor.focus()
+    app.main.editor_tabs.active_editor.focus()
     await pilot.press("f1")
     await until(pilot, lambda: isinstance(app.screen, HelpScreen))
     screen = app.screen
@@ -321,7 +322,7 @@ async def test_palette_offers_the_focused_widgets_actions(
     view = app.query_one(ValueView)
     view.focus()
     await pilot.pause()
-    commands = {c.title: c for c in app.get_system_commands(app.screen)}
+    commands = {c.title: c for c in IdeCommands(app.screen).commands()}
     assert {"Run", "History", "Next page", "Go to item"} <= set(commands)
     assert "value.next_page" in commands["Next page"].help
     before = view.page_offset

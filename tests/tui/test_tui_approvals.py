@@ -57,7 +57,7 @@ async def interrupted(pilot: Any, source: str = PUBLISH_FIRST) -> ApprovalPrompt
     await set_source(pilot, source)
     await run_to_end(pilot)
     prompt = pilot.app.query_one(ApprovalPrompt)
-    assert prompt.current is not None, pilot.app.runs.result
+    assert prompt.current is not None, pilot.app.main.runs.result
     return prompt
 
 
@@ -74,7 +74,7 @@ async def test_typing_while_an_approval_appears_decides_nothing(data_dir: Path) 
     async with app.run_test(size=SIZE, message_hook=messages.append) as pilot:
         await pilot.pause()
         await set_source(pilot, PUBLISH_FIRST + "\n")
-        editor = app.editor_tabs.active_editor
+        editor = app.main.editor_tabs.active_editor
         editor.move_cursor(editor.document.end)
         await pilot.press("ctrl+j")
         await pilot.press(*before)  # typed while the run is going
@@ -88,7 +88,7 @@ async def test_typing_while_an_approval_appears_decides_nothing(data_dir: Path) 
         assert app.focused is editor
         assert prompt.current is not None
         assert decided(messages) == []
-        assert app.runs.result.status == "interrupted"
+        assert app.main.runs.result.status == "interrupted"
     assert not published(data_dir, "draft_01")
     assert [a.path for a in app.ws.store.list_approvals()] == ["documents.publish"]
 
@@ -124,7 +124,7 @@ async def test_f3_then_y_in_one_burst_puts_nothing_in_the_editor_and_decides_not
     from textual import events
 
     app, pilot = app_and_pilot
-    editor = app.editor_tabs.active_editor
+    editor = app.main.editor_tabs.active_editor
     before = editor.text
     prompt = app.query_one(ApprovalPrompt)
     prompt.clock = lambda: 1000.0  # the guard never passes, however slow the machine is
@@ -150,16 +150,16 @@ async def test_f3_engages_and_y_approves(data_dir: Path, no_arm_delay: None) -> 
         prompt = await interrupted(pilot)
         assert "F3" in str(prompt.border_subtitle)
         await pilot.press("f3", "escape")  # back to the editor, nothing decided
-        assert app.focused is app.editor_tabs.active_editor and prompt.current is not None
+        assert app.focused is app.main.editor_tabs.active_editor and prompt.current is not None
         await pilot.press("f3")
         assert app.focused is prompt and prompt.engaged
         await pilot.press("y")
         await settle(pilot)
-        assert app.runs.result.status == "ok", app.runs.result.error
-        assert app.runs.result.value["published"] is True
+        assert app.main.runs.result.status == "ok", app.main.runs.result.error
+        assert app.main.runs.result.value["published"] is True
         replayed = [c.replayed for c in app.query_one(CallsTable).calls.values()]
         assert replayed == [True, False]
-        assert app.focused is app.editor_tabs.active_editor  # back where the person was
+        assert app.focused is app.main.editor_tabs.active_editor  # back where the person was
     assert published(data_dir, "draft_01")
 
 
@@ -173,8 +173,8 @@ async def test_a_batch_approved_then_denied_ends_denied(
     assert len(prompt.queue) == 1 and prompt.engaged  # the second, still engaged
     await pilot.press("n")
     await settle(pilot)
-    assert app.runs.result.status == "error"
-    assert app.runs.result.error.code == "RUN_APPROVAL_DENIED"
+    assert app.main.runs.result.status == "error"
+    assert app.main.runs.result.error.code == "RUN_APPROVAL_DENIED"
 
 
 async def test_approving_for_the_session_does_not_ask_again(
@@ -188,14 +188,14 @@ async def test_approving_for_the_session_does_not_ask_again(
         await pilot.press("f3", "a", "enter")
         await settle(pilot)
         assert [(d.approved, d.approve_path) for d in decided(messages)] == [(True, True)]
-        assert app.runs.result.status == "ok"
+        assert app.main.runs.result.status == "ok"
         # The rest of the session does not ask for this function.
         await set_source(
             pilot, "const d = await documents.listDrafts(); return await documents.publish(d[2].id)"
         )
         await run_to_end(pilot)
         assert prompt.current is None
-        assert app.runs.result.value["id"] == "draft_03"
+        assert app.main.runs.result.value["id"] == "draft_03"
     assert published(data_dir, "draft_01") and published(data_dir, "draft_03")
 
 

@@ -15,12 +15,12 @@ from textual.widgets import Tab
 from tui_helpers import SIZE, make_app, set_source, settle, until
 
 from run_repl.tui.app import RunReplApp
-from run_repl.tui.components.editor import CodeEditor
-from run_repl.tui.screens.confirm_close import ConfirmClose
+from run_repl.tui.components.editor.confirm_close import ConfirmClose
+from run_repl.tui.components.editor.editor import CodeEditor
 
 
 def labels(app: RunReplApp) -> list[str]:
-    return [str(tab.label) for tab in app.editor_tabs.tabs.query(Tab)]
+    return [str(tab.label) for tab in app.main.editor_tabs.tabs.query(Tab)]
 
 
 def saved_buffers(data_dir: Path, count: int) -> None:
@@ -35,7 +35,7 @@ async def test_a_modified_buffer_is_marked_until_saved(
     app, pilot = app_and_pilot
     file = tmp_path / "snip.ts"
     file.write_text("1 + 1\n")
-    await app.editor_tabs.open_file(file)
+    await app.main.editor_tabs.open_file(file)
     await pilot.pause()
     assert labels(app)[-1] == "snip.ts"
     await pilot.press("end", "x")
@@ -51,7 +51,7 @@ async def test_closing_unsaved_work_asks_and_typing_does_not_answer(
     app_and_pilot: tuple[RunReplApp, Any],
 ) -> None:
     app, pilot = app_and_pilot
-    await app.editor_tabs.action_new_buffer()
+    await app.main.editor_tabs.action_new_buffer()
     await pilot.pause()
     await pilot.press(*"draft", "ctrl+w")
     await until(pilot, lambda: isinstance(app.screen, ConfirmClose))
@@ -68,7 +68,7 @@ async def test_closing_unsaved_work_asks_and_typing_does_not_answer(
     await pilot.press("ctrl+t")  # reopens it, text and all
     await settle(pilot)
     assert labels(app) == ["untitled", "untitled-2 ●"]
-    assert app.editor_tabs.active_editor.text == "draft"
+    assert app.main.editor_tabs.active_editor.text == "draft"
 
 
 @pytest.mark.slow
@@ -78,7 +78,7 @@ async def test_save_from_the_question_writes_the_file_and_closes(
     app, pilot = app_and_pilot
     file = tmp_path / "keep.ts"
     file.write_text("")
-    await app.editor_tabs.open_file(file)
+    await app.main.editor_tabs.open_file(file)
     await pilot.pause()
     await pilot.press(*"42", "ctrl+w")
     await until(pilot, lambda: isinstance(app.screen, ConfirmClose))
@@ -91,7 +91,7 @@ async def test_an_unmodified_buffer_closes_at_once_and_comes_back(
     app_and_pilot: tuple[RunReplApp, Any],
 ) -> None:
     app, pilot = app_and_pilot
-    await app.editor_tabs.action_new_buffer("'example'", title="example")
+    await app.main.editor_tabs.action_new_buffer("'example'", title="example")
     await pilot.pause()
     await pilot.press("ctrl+w")
     await settle(pilot)
@@ -99,7 +99,7 @@ async def test_an_unmodified_buffer_closes_at_once_and_comes_back(
     await pilot.press("ctrl+t")
     await settle(pilot)
     assert labels(app) == ["untitled", "example"]
-    assert app.editor_tabs.active_editor.text == "'example'"
+    assert app.main.editor_tabs.active_editor.text == "'example'"
 
 
 @pytest.mark.slow
@@ -108,7 +108,7 @@ async def test_keys_switch_tabs_and_the_active_tab_is_always_in_view(data_dir: P
     app.animation_level = "full"  # as in most terminals: the strip scrolls, then the tab is in view
     async with app.run_test(size=(80, 24)) as pilot:
         await pilot.pause()
-        tabs = app.editor_tabs
+        tabs = app.main.editor_tabs
         for _ in range(12):
             await pilot.press("ctrl+n")
             await settle(pilot)
@@ -141,7 +141,7 @@ async def test_restoring_makes_one_editor_and_the_rest_when_shown(data_dir: Path
         assert [e.text for e in app.query(CodeEditor)] == ["'buffer 2'"]  # the active one only
         await pilot.press("ctrl+pagedown")
         await settle(pilot)
-        assert app.editor_tabs.active_editor.text == "'buffer 3'"
+        assert app.main.editor_tabs.active_editor.text == "'buffer 3'"
         assert len(app.query(CodeEditor)) == 2
         await pilot.press("ctrl+q")
     again = json.loads((data_dir / "buffers.json").read_text())
@@ -182,18 +182,18 @@ async def test_keys_typed_right_after_a_new_tab_go_into_it(
     app_and_pilot: tuple[RunReplApp, Any],
 ) -> None:
     app, pilot = app_and_pilot
-    first = app.editor_tabs.active_editor.text
+    first = app.main.editor_tabs.active_editor.text
     for key in ["ctrl+n", "4", "2"]:  # posted at once, as a fast hand sends them
         app.post_message(events.Key(key, None if key.startswith("ctrl") else key))
     await settle(pilot)
     assert labels(app) == ["untitled", "untitled-2 ●"]
-    assert app.editor_tabs.active_editor.text == "42"
-    assert app.editor_tabs.buffers[0].text == first
+    assert app.main.editor_tabs.active_editor.text == "42"
+    assert app.main.editor_tabs.buffers[0].text == first
 
 
 async def test_ctrl_w_right_after_typing_asks(app_and_pilot: tuple[RunReplApp, Any]) -> None:
     app, pilot = app_and_pilot
-    await app.editor_tabs.action_new_buffer()
+    await app.main.editor_tabs.action_new_buffer()
     await pilot.pause()
     for key in [*"draft", "ctrl+w"]:  # at once: the close must see the text typed before it
         app.post_message(events.Key(key, None if key.startswith("ctrl") else key))
@@ -211,7 +211,7 @@ async def test_a_restored_active_tab_far_along_the_strip_is_in_view(data_dir: Pa
     async with app.run_test(size=SIZE) as pilot:
         await settle(pilot)
         await pilot.wait_for_scheduled_animations()
-        tabs = app.editor_tabs
+        tabs = app.main.editor_tabs
         assert len(labels(app)) == 12
         active = tabs.tabs.active_tab
         assert active is not None and str(active.label) == "buffer-10.ts"
@@ -224,8 +224,8 @@ async def test_empty_untitled_buffers_are_not_restored(data_dir: Path) -> None:
     async with app.run_test(size=SIZE) as pilot:
         await pilot.pause()
         for _ in range(3):
-            await app.editor_tabs.action_new_buffer()
-        await app.editor_tabs.action_new_buffer("kept")
+            await app.main.editor_tabs.action_new_buffer()
+        await app.main.editor_tabs.action_new_buffer("kept")
         await settle(pilot)
         assert len(labels(app)) == 5
         await pilot.press("ctrl+q")

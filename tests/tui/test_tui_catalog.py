@@ -16,7 +16,7 @@ from run_repl.tui.screens.function_doc import FunctionDocScreen
 
 
 async def typed(pilot: Any, text: str, *, start: str = "") -> Any:
-    editor = pilot.app.editor_tabs.active_editor
+    editor = pilot.app.main.editor_tabs.active_editor
     editor.load_text(start)
     editor.move_cursor(editor.document.end)
     editor.focus()
@@ -69,7 +69,7 @@ async def test_a_mistyped_name_is_offered_what_a_run_would_suggest(
     # The run says the same thing (its error's did_you_mean).
     editor.load_text("await crm.getAcount('acc_0001')")
     await run_to_end(pilot)
-    assert app.runs.result.error.did_you_mean == ["crm.getAccount"]
+    assert app.main.runs.result.error.did_you_mean == ["crm.getAccount"]
 
 
 async def test_escape_closes_and_keys_then_do_what_they_always_do(
@@ -177,13 +177,13 @@ async def test_ctrl_b_hides_and_shows_the_catalog(app_and_pilot: tuple[RunReplAp
     catalog = app.query_one(HostCatalog)
     await pilot.press("ctrl+o", "h")
     await pilot.pause()
-    assert app.panel_of(app.focused) == "catalog"
+    assert app.main.panel_of(app.focused) == "catalog"
     await pilot.press("ctrl+b")
     await pilot.pause()
-    assert not catalog.display and app.focused is app.editor_tabs.active_editor
+    assert not catalog.display and app.focused is app.main.editor_tabs.active_editor
     for _ in range(5):  # F4 skips a hidden catalog
         await pilot.press("f4")
-        assert app.panel_of(app.focused) != "catalog"
+        assert app.main.panel_of(app.focused) != "catalog"
     await pilot.press("ctrl+b")
     await pilot.pause()
     assert catalog.display
@@ -264,7 +264,7 @@ async def test_ctrl_home_and_ctrl_end_go_to_the_ends_of_a_long_buffer(
     app_and_pilot: tuple[RunReplApp, Any],
 ) -> None:
     app, pilot = app_and_pilot
-    editor = app.editor_tabs.active_editor
+    editor = app.main.editor_tabs.active_editor
     editor.load_text("\n".join(f"const x{n} = {n}" for n in range(5000)))
     editor.move_cursor((10, 3))
     editor.focus()

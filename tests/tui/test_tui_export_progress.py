@@ -17,8 +17,8 @@ from textual.message import Message
 from textual.widgets import Input
 
 from run_repl.sandbox.wire.result_store import Page
-from run_repl.tui.components.export_progress import ExportProgress
-from run_repl.tui.components.value_view import ValueView
+from run_repl.tui.components.value.export_progress import ExportProgress
+from run_repl.tui.components.value.view import ValueView
 
 ITEMS = [{"id": i, "name": f"n{i}", "tags": [i]} for i in range(5_000)]
 

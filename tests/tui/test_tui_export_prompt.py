@@ -9,7 +9,7 @@ import pytest
 from textual.widgets import Input
 from tui_helpers import make_app, run_to_end, screen_text, set_source
 
-from run_repl.tui.components.value_view import ValueView
+from run_repl.tui.components.value.view import ValueView
 
 BIG = "return Array.from({length: 5000}, (_, i) => ({i, label: 'row ' + i}))"
 

@@ -93,7 +93,7 @@ async def test_ctrl_g_takes_the_edited_text_back_and_ctrl_z_undoes_it(
         await set_source(pilot, "const foo = 1\nreturn foo")
         await pilot.press("ctrl+g")
         await pilot.pause()
-        editor = app.editor_tabs.active_editor
+        editor = app.main.editor_tabs.active_editor
         assert editor.text == "const bar = 1\nreturn bar"  # no newline gained
         seen = json.loads(log.read_text())
         assert seen["text"] == "const foo = 1\nreturn foo" and seen["argv"] == ["--wait"]
@@ -133,7 +133,7 @@ async def test_a_failed_or_idle_editor_keeps_the_buffer_and_says_so(
         await set_source(pilot, "const foo = 1")
         await pilot.press("ctrl+g")
         await pilot.pause()
-        assert app.editor_tabs.active_editor.text == "const foo = 1"
+        assert app.main.editor_tabs.active_editor.text == "const foo = 1"
         assert said in notes[-1][0]
         assert not Path(json.loads(log.read_text())["path"]).exists()
 
@@ -152,7 +152,7 @@ async def test_a_headless_app_cannot_suspend_and_says_so(
         await set_source(pilot, "const foo = 1")
         await pilot.press("ctrl+g")
         await pilot.pause()
-        assert app.editor_tabs.active_editor.text == "const foo = 1"
+        assert app.main.editor_tabs.active_editor.text == "const foo = 1"
         assert "cannot hand the screen to another program" in notes[-1][0]
         assert not log.exists()
     assert list(temp_dir.iterdir()) == []  # the buffer's file is gone too

@@ -14,7 +14,7 @@ from tui_helpers import make_app, run_to_end, screen_text, set_source, settle, u
 
 from run_repl.tui.app import RunReplApp
 from run_repl.tui.components.log_panel import LogPanel
-from run_repl.tui.components.value_view import ValueView
+from run_repl.tui.components.value.view import ValueView
 from run_repl.tui.screens.path_prompt import PathPrompt
 
 FIVE_THOUSAND = "return Array.from({length: 5000}, (_, i) => ({i, label: 'row ' + i}))"
@@ -35,10 +35,10 @@ async def test_every_panel_has_a_title_and_only_the_focused_one_lights_up(
     app, pilot = app_and_pilot
     titles = {str(panel.border_title) for panel in app.query(".panel")}
     assert titles == {"Host: demo", "Editor", "Value", "Logs"}
-    assert lit(app) == ["Editor"] and app.status.panel == "Editor"
+    assert lit(app) == ["Editor"] and app.main.status.panel == "Editor"
     await pilot.press("f4")
     await pilot.pause()
-    assert lit(app) == ["Value"] and app.status.panel == "Value"
+    assert lit(app) == ["Value"] and app.main.status.panel == "Value"
 
 
 @pytest.mark.slow
@@ -50,12 +50,14 @@ async def test_f4_visits_every_panel_and_shift_f4_goes_back(
     for _ in range(5):
         await pilot.press("f4")
         await pilot.pause()
-        seen.append(app.status.panel)
+        seen.append(app.main.status.panel)
     assert seen == ["Value", "Logs", "Calls", "Host", "Editor"]  # the hidden tab included
-    assert app.focused is app.editor_tabs.active_editor
+    assert app.focused is app.main.editor_tabs.active_editor
     await pilot.press("shift+f4", "shift+f4")
     await pilot.pause()
-    assert app.status.panel == "Calls" and str(app.query_one("#bottom").border_title) == "Calls"
+    assert (
+        app.main.status.panel == "Calls" and str(app.query_one("#bottom").border_title) == "Calls"
+    )
 
 
 @pytest.mark.slow
@@ -73,7 +75,7 @@ async def test_the_jump_overlay_puts_the_focus_on_the_panel(
     assert f"{letter} {panel.lower()}" in screen_text(app)  # the overlay says where keys go
     await pilot.press(letter)
     await pilot.pause()
-    assert app.status.panel == panel and lit(app) == [panel]
+    assert app.main.status.panel == panel and lit(app) == [panel]
 
 
 async def test_open_a_file_moved_to_the_jump_overlay(app_and_pilot: tuple[RunReplApp, Any]) -> None:
@@ -104,7 +106,7 @@ async def test_the_editor_hint_fits_at_80_columns(data_dir: Path) -> None:
     app = make_app(data_dir)
     async with app.run_test(size=(80, 24)) as pilot:
         await pilot.pause()
-        first = app.editor_tabs.active_editor.document.get_line(0)
+        first = app.main.editor_tabs.active_editor.document.get_line(0)
         assert "F5" in first and "ctrl+j" in first
         assert first in screen_text(app)
         await until(pilot, lambda: footer_shows_run_keys(app))
@@ -119,10 +121,10 @@ async def test_f5_right_after_typing_runs_the_text_on_the_screen(
     for key in ["6", "asterisk", "7"]:
         app.post_message(events.Key(key, {"asterisk": "*"}.get(key, key)))
     app.post_message(events.Key("f5", None))
-    await until(pilot, lambda: app.runs.token > 0)
+    await until(pilot, lambda: app.main.runs.token > 0)
     await settle(pilot)
-    assert app.editor_tabs.active_editor.text == "6*7"
-    assert app.runs.result.value == 42
+    assert app.main.editor_tabs.active_editor.text == "6*7"
+    assert app.main.runs.result.value == 42
 
 
 @pytest.mark.slow
@@ -191,7 +193,7 @@ async def test_guest_text_reaches_no_panel_raw(app_and_pilot: tuple[RunReplApp, 
         f'throw new Error("{evil}")',
     )
     await run_to_end(pilot)
-    assert app.runs.result.status == "error"
+    assert app.main.runs.result.status == "error"
     panels = [screen_text(app)]
     await pilot.press("ctrl+o", "c")
     await pilot.pause()

@@ -46,6 +46,6 @@ async def test_the_footer_follows_the_focus_and_is_kept_while_its_keys_stay(
     # The value panel has keys of its own: the footer says so.
     await pilot.press("f4", "f4")
     await settle(pilot)
-    assert app.focused is not None and app.focused is not app.editor_tabs.active_editor
+    assert app.focused is not None and app.focused is not app.main.editor_tabs.active_editor
     assert shown(app) == expected(app) != in_editor
     assert footer.is_attached

@@ -30,8 +30,8 @@ async def test_history_links_a_paused_run_and_the_run_that_resumed_it(
         await set_source(pilot, PUBLISH)
         await run_to_end(pilot)
         await decide(pilot, "y")
-        assert app.runs.result is not None and app.runs.result.status == "ok"
-        resumed = app.runs.result.run_id
+        assert app.main.runs.result is not None and app.main.runs.result.status == "ok"
+        resumed = app.main.runs.result.run_id
         await pilot.press("f2")
         await until(pilot, lambda: isinstance(app.screen, HistoryScreen))
         await settle(pilot)

@@ -20,6 +20,7 @@ from run_repl.sandbox.result import RunErrorInfo, RunResult
 from run_repl.store import PendingApproval
 from run_repl.tui.app import RunReplApp
 from run_repl.tui.approvals_inbox import (
+    ApprovalsInbox,
     InboxRow,
     age_text,
     blocked_reason,
@@ -60,8 +61,8 @@ async def listed(app: RunReplApp, condition: Any) -> None:
     change in the store; the bound only fails a test that would hang)."""
 
     async def wait() -> None:
-        while not condition(app.approvals.approvals):
-            await app.approvals.next_change()
+        while not condition(app.main.approvals.approvals):
+            await app.main.approvals.next_change()
 
     await asyncio.wait_for(wait(), timeout=60)
 
@@ -109,7 +110,7 @@ async def test_an_approval_from_another_process_is_approved_in_the_inbox(
         assert code == 3, err  # interrupted: waiting for approval
         await listed(app, lambda approvals: len(approvals) == 1)
         await pilot.pause()
-        approval = app.approvals.approvals[0]
+        approval = app.main.approvals.approvals[0]
         assert approval.path == "documents.publish" and approval.args == ["draft_01"]
         assert rows(app) == [approval.id]
         assert app.query_one(StatusBar).approvals == 1
@@ -204,7 +205,7 @@ async def test_keys_wait_after_the_inbox_opens_and_after_the_approval_changes(
         await listed(app, lambda approvals: len(approvals) == 1)
         await pilot.press("f6", "y", "n", "a", "enter")
         await settle(pilot)
-        assert app.approvals.deciding == set() and app.approvals.outcomes == []
+        assert app.main.approvals.deciding == set() and app.main.approvals.outcomes == []
         assert inbox(app).confirming is None
     assert app.ws.store.list_approvals()[0].status == "pending"
     assert not published(data_dir, "draft_01")
@@ -240,10 +241,10 @@ async def test_approve_for_the_session_asks_once_more(data_dir: Path, no_arm_del
         assert "enter: yes" in text_of(app, "#inbox-keys")
         await pilot.press("x")  # any other key says no
         assert inbox(app).confirming is None
-        assert "documents.publish" not in app.runs.session_approvals
+        assert "documents.publish" not in app.main.runs.session_approvals
         await pilot.press("a", "enter")
         await settle(pilot)
-        assert "documents.publish" in app.runs.session_approvals
+        assert "documents.publish" in app.main.runs.session_approvals
         assert "approved documents.publish" in text_of(app, "#inbox-outcomes")
     assert published(data_dir, "draft_01")
 
@@ -270,7 +271,7 @@ async def test_an_approval_of_another_host_is_not_decided_here(
         await listed(app, lambda approvals: len(approvals) == 1)
         await pilot.press("f6", "y")
         await settle(pilot)
-        assert app.approvals.deciding == set()
+        assert app.main.approvals.deciding == set()
         detail = text_of(app, "#inbox-detail-text")
         assert "host 'bank.py'" in detail and "--host bank.py" in detail
         assert any("--host bank.py" in n.message for n in app._notifications)
@@ -331,8 +332,8 @@ async def test_the_run_on_screen_is_decided_in_the_inbox_as_by_its_prompt(
         await pilot.press("y")
         await settle(pilot)
         assert prompt.current is None
-        assert app.runs.result.status == "ok"  # resumed here: the panels show it
-        assert app.runs.result.value["published"] is True
+        assert app.main.runs.result.status == "ok"  # resumed here: the panels show it
+        assert app.main.runs.result.value["published"] is True
     assert published(data_dir, "draft_01")
 
 
@@ -351,7 +352,7 @@ async def test_the_prompt_drops_what_another_process_decided(data_dir: Path) -> 
         await listed(app, lambda approvals: approvals == [])
         await until(pilot, lambda: prompt.current is None)
         assert any("decided elsewhere" in n.message for n in app._notifications)
-        assert not app.running
+        assert not app.main.running
     assert published(data_dir, "draft_01")
 
 
@@ -368,6 +369,46 @@ def approval(**fields: Any) -> PendingApproval:
         "continuation": "tok",
     }
     return PendingApproval(**{**base, **fields})
+
+
+def a_list(*approvals: PendingApproval) -> Any:
+    from run_repl.tui.messages import ApprovalsChanged
+
+    return ApprovalsChanged(version=1, approvals=list(approvals))
+
+
+def test_the_inbox_reads_here_from_the_prompt_and_says_what_a_list_changes() -> None:
+    """The bookkeeping of the store's lists, without an app: which of the prompt's
+    approvals were decided elsewhere, and which new ones of other runs to announce (held
+    while a run of ours runs, since they may be its own)."""
+    asked: set[str] = set()
+    inbox = ApprovalsInbox(None, None, asking=lambda: frozenset(asked))  # type: ignore[arg-type]
+    ours, theirs = approval(id="int_1"), approval(id="int_2", run_id="run_2")
+    asked.add("int_1")
+    assert inbox.here == {"int_1"}  # read from the prompt, never copied
+    first = inbox.news(a_list(ours), [ours], decided=set(), running=True)
+    assert first is not None and first.waiting_note and first.drop == [] == first.announce
+    # Another run's approval, heard while ours runs: held, then said once it has ended.
+    held = inbox.news(a_list(ours, theirs), [ours], decided=set(), running=True)
+    assert held is not None and held.announce == [] and not held.waiting_note
+    assert [a.id for a in inbox.deferred()] == ["int_2"]
+    assert inbox.deferred() == []  # once
+    # Ours, listed open before, now decided elsewhere: the prompt stops asking it.
+    decided = approval(id="int_1", status="approved")
+    news = inbox.news(a_list(decided, theirs), [ours], decided=set(), running=False)
+    assert news is not None and news.drop == ["int_1"]
+    # ... unless this IDE decided it (its own resume carries it out).
+    inbox.seen_open.add("int_1")
+    mine = inbox.news(a_list(decided, theirs), [ours], decided={"int_1"}, running=False)
+    assert mine is not None and mine.drop == []
+    # An unreadable store changes nothing and says nothing.
+    from run_repl.tui.messages import ApprovalsChanged
+
+    assert (
+        inbox.news(ApprovalsChanged(2, None, problem="gone"), [], decided=set(), running=False)
+        is None
+    )
+    assert inbox.problem == "gone" and [a.id for a in inbox.approvals] == ["int_1", "int_2"]
 
 
 def test_rows_and_ages() -> None:
@@ -423,7 +464,7 @@ async def test_a_change_heard_while_the_screen_comes_down_is_dropped(data_dir: P
     async with app.run_test(size=SIZE) as pilot:
         await settle(pilot)
         await app.query_one(ApprovalPrompt).remove()
-        app._approvals_changed(ApprovalsChanged(version=99, approvals=[]))
+        app.main._approvals_changed(ApprovalsChanged(version=99, approvals=[]))
         await pilot.pause()
         assert app.return_code is None and app._exception is None
 
@@ -445,7 +486,7 @@ async def test_down_then_y_in_one_burst_decides_nothing(data_dir: Path) -> None:
         app.post_message(events.Key("down", None))
         app.post_message(events.Key("y", "y"))
         await settle(pilot)
-        assert app.approvals.deciding == set() and app.approvals.outcomes == []
+        assert app.main.approvals.deciding == set() and app.main.approvals.outcomes == []
     assert {a.status for a in app.ws.store.list_approvals()} == {"pending"}
     assert not published(data_dir, "draft_02")
 
@@ -459,7 +500,7 @@ async def test_an_approvals_change_as_the_inbox_opens_waits_for_it(data_dir: Pat
     async with app.run_test(size=SIZE) as pilot:
         await listed(app, lambda approvals: len(approvals) == 1)
         app.action_approvals()  # pushed; built on the next turns of the loop
-        app._refresh_inbox_screen()  # the change heard in that moment
+        app.main._refresh_inbox_screen()  # the change heard in that moment
         await pilot.pause()
         assert isinstance(app.screen, ApprovalsScreen)
         assert inbox(app).selected == approval_id
@@ -478,9 +519,9 @@ async def test_a_runs_own_approval_is_never_announced_as_another_runs(
     one that another run made meanwhile is announced, once this run's end is in."""
     app = make_app(data_dir)
     async with app.run_test(size=SIZE) as pilot:
-        await until(pilot, lambda: app._listed)  # the list at start is in
+        await until(pilot, lambda: app.main.approvals.listed)  # the list at start is in
         held: list[RunInterrupted] = []
-        post = app.post_message
+        post = app.main.post_message
 
         def hold(message: Any) -> bool:
             if isinstance(message, RunInterrupted):
@@ -488,7 +529,7 @@ async def test_a_runs_own_approval_is_never_announced_as_another_runs(
                 return True
             return post(message)
 
-        app.post_message = hold  # type: ignore[method-assign]
+        app.main.post_message = hold  # type: ignore[method-assign]
         await set_source(pilot, PUBLISH_FIRST)
         await pilot.press("ctrl+j")
         await until(pilot, lambda: held)
@@ -497,7 +538,7 @@ async def test_a_runs_own_approval_is_never_announced_as_another_runs(
         expected = 2 if with_another else 1
         await listed(app, lambda approvals: len(approvals) == expected)  # the watcher's list
         assert not [n for n in app._notifications if "another run" in n.message]
-        app.post_message = post  # type: ignore[method-assign]
+        app.main.post_message = post  # type: ignore[method-assign]
         post(held[0])  # then the run's end
         await settle(pilot)
         assert app.query_one(ApprovalPrompt).current is not None

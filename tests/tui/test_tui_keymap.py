@@ -7,7 +7,7 @@ from pathlib import Path
 
 from tui_helpers import SIZE, make_app, run_to_end, screen_text, settle
 
-from run_repl.tui.components.editor import EditorTabs
+from run_repl.tui.components.editor.editor import EditorTabs
 from run_repl.tui.keymap import KeyHints, default_keys, key_text
 
 
@@ -55,7 +55,7 @@ async def test_hints_name_the_rebound_run_key(data_dir: Path) -> None:
         assert "F5" not in screen_text(app).split("Value")[1]
         await run_to_end(pilot, "ctrl+g")
         await settle(pilot)
-        assert app.runs.result is not None and app.runs.result.status == "ok"
+        assert app.main.runs.result is not None and app.main.runs.result.status == "ok"
 
 
 async def test_default_hints_are_unchanged(data_dir: Path) -> None:

@@ -26,7 +26,7 @@ PUBLISH = (
 
 async def paused_on_publish(pilot: Any) -> None:
     await still(pilot)
-    pilot.app.editor_tabs.active_editor.load_text(PUBLISH)
+    pilot.app.main.editor_tabs.active_editor.load_text(PUBLISH)
     await run_to_end(pilot)
     assert pilot.app.query_one(ApprovalPrompt).current is not None
     await still(pilot)
@@ -50,7 +50,7 @@ def test_catalog_with_a_functions_doc(stable: Path, snap_compare: Any) -> None:
 def test_completion_as_you_type(stable: Path, snap_compare: Any) -> None:
     async def run_before(pilot: Any) -> None:
         await still(pilot)
-        editor = pilot.app.editor_tabs.active_editor
+        editor = pilot.app.main.editor_tabs.active_editor
         editor.load_text("")
         editor.focus()
         await pilot.press(*"const d = await documents.")

@@ -10,6 +10,7 @@ from tui_helpers import settle, until
 
 from run_repl.host.demo import _seed_rows, open_demo_db
 from run_repl.tui.app import RunReplApp
+from run_repl.tui.commands import IdeCommands
 from run_repl.tui.screens.confirm_reset import ConfirmReset
 
 
@@ -29,7 +30,7 @@ def unpublished(data_dir: Path) -> int:
 
 
 def reset_command(app: RunReplApp) -> Any:
-    commands = {c.title: c for c in app.get_system_commands(app.screen)}
+    commands = {c.title: c for c in IdeCommands(app.screen).commands()}
     return commands["Reset the demo data"]
 
 
@@ -69,5 +70,5 @@ async def test_another_host_has_no_reset(tmp_path: Path, monkeypatch: Any) -> No
     app = RunReplApp(ws)
     async with app.run_test(size=(160, 48)) as pilot:
         await pilot.pause()
-        titles = {c.title for c in app.get_system_commands(app.screen)}
+        titles = {c.title for c in IdeCommands(app.screen).commands()}
         assert "Reset the demo data" not in titles

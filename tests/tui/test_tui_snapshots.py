@@ -11,13 +11,13 @@ import pytest
 from tui_helpers import SIZE, make_app, run_to_end, settle, still
 
 from run_repl.tui.components.approval_prompt import ApprovalPrompt
-from run_repl.tui.screens.confirm_close import ConfirmClose
+from run_repl.tui.components.editor.confirm_close import ConfirmClose
 from run_repl.tui.screens.jump import JumpOverlay
 
 
 async def finish(pilot: Any, source: str) -> None:
     await still(pilot)
-    editor = pilot.app.editor_tabs.active_editor
+    editor = pilot.app.main.editor_tabs.active_editor
     editor.load_text(source)
     await run_to_end(pilot)
     await still(pilot)
@@ -90,8 +90,25 @@ def test_jump_overlay(stable: Path, snap_compare: Any) -> None:
 
 
 def test_idle_screen_at_80_columns(stable: Path, snap_compare: Any) -> None:
-    """The run hint and the run keys fit."""
+    """The run hint and the run keys fit; the catalog is folded away and the editor has
+    50 columns, the value panel 26."""
     assert snap_compare(make_app(stable), terminal_size=(80, 24), run_before=still)
+
+
+def test_idle_screen_at_120_columns(stable: Path, snap_compare: Any) -> None:
+    """The catalog is shown, narrower (30 columns), and the editor keeps 50."""
+    assert snap_compare(make_app(stable), terminal_size=(120, 40), run_before=still)
+
+
+def test_catalog_over_the_editor_at_80_columns(stable: Path, snap_compare: Any) -> None:
+    """ctrl+b on a narrow screen: the catalog is drawn over the editor's left side."""
+
+    async def run_before(pilot: Any) -> None:
+        await still(pilot)
+        await pilot.press("ctrl+b")
+        await still(pilot)
+
+    assert snap_compare(make_app(stable), terminal_size=(80, 24), run_before=run_before)
 
 
 @pytest.mark.slow

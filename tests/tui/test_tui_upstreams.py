@@ -48,7 +48,7 @@ async def test_write_file_paused_elsewhere_is_approved_in_the_inbox_and_written_
         assert not target.exists()
         await listed(app, lambda approvals: len(approvals) == 1)
         await settle(pilot)
-        approval = app.approvals.approvals[0]
+        approval = app.main.approvals.approvals[0]
         assert approval.path == "fs.write_file"
         detail = text_of(app, "#inbox-detail-text")
         assert "Run upstream 'fs' tool 'write_file'?" in detail
@@ -100,7 +100,7 @@ async def test_a_changed_tool_list_reaches_the_catalog_and_completion(
                 await pilot.pause(0.05)
             await settle(pilot)
             assert "extra({n})" in screen_text(app)
-            editor = app.editor_tabs.active_editor
+            editor = app.main.editor_tabs.active_editor
             assert editor is not None and "up.extra" in {f.path for f in editor.functions}
             # A snippet for this host names its functions, not the demo's.
             assert "crm." not in editor.text and "up.echo" in editor.text

@@ -19,9 +19,9 @@ from test_tui_value_view import (
 from textual_plotext import PlotextPlot
 
 from run_repl.sandbox.result import RunResult
-from run_repl.tui.components.value_chart import Chart, ChartPlot, NotChartable, chart_of
-from run_repl.tui.components.value_model import Shown
-from run_repl.tui.components.value_view import ValueView
+from run_repl.tui.components.value.chart import Chart, ChartPlot, NotChartable, chart_of
+from run_repl.tui.components.value.model import Shown
+from run_repl.tui.components.value.view import ValueView
 
 STATUSES = ("paid", "open", "refunded")
 ORDERS = [

@@ -10,7 +10,7 @@ import pytest
 
 from run_repl.sandbox.result import RunResult, ValueWindow
 from run_repl.sandbox.wire.result_store import Page, ResultRefNotFound
-from run_repl.tui.components.value_model import (
+from run_repl.tui.components.value.model import (
     FIRST_PAGE_ONLY,
     GONE,
     PAGE_ITEMS,

@@ -9,8 +9,8 @@ from typing import Any
 from test_tui_value_view import Harness, run, screen_text, windowed_like_engine
 
 from run_repl.sandbox.result import RunResult
-from run_repl.tui.components.value_model import Shown
-from run_repl.tui.components.value_table import (
+from run_repl.tui.components.value.model import Shown
+from run_repl.tui.components.value.table import (
     OTHER,
     RecordsTable,
     cell_text,
@@ -19,7 +19,7 @@ from run_repl.tui.components.value_table import (
     sorted_rows,
     table_of,
 )
-from run_repl.tui.components.value_view import ValueView
+from run_repl.tui.components.value.view import ValueView
 
 
 def orders(count: int) -> list[dict[str, Any]]:

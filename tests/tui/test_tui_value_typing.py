@@ -10,7 +10,7 @@ from typing import Any
 from test_tui_value_view import FakePager, Harness, run, windowed
 from textual.app import App
 
-from run_repl.tui.components.value_view import ValueView
+from run_repl.tui.components.value.view import ValueView
 
 ITEMS = [{"i": i, "name": f"n{i}"} for i in range(500)]
 

@@ -21,15 +21,15 @@ from run_repl.present.whole_value import array_field, write_value
 from run_repl.sandbox.result import RunErrorInfo, RunResult, ValueWindow
 from run_repl.sandbox.wire.result_store import Page, ResultRefNotFound
 from run_repl.sandbox.wire.value_window import itemize, leading_items
-from run_repl.tui.components.value_lines import ValueLines
-from run_repl.tui.components.value_model import (
+from run_repl.tui.components.value.lines import ValueLines
+from run_repl.tui.components.value.model import (
     FIRST_PAGE_ONLY,
     GONE,
     PAGE_ITEMS,
     page_lines,
 )
-from run_repl.tui.components.value_tree import TREE_BATCH, ValueTree
-from run_repl.tui.components.value_view import ValueView
+from run_repl.tui.components.value.tree import TREE_BATCH, ValueTree
+from run_repl.tui.components.value.view import ValueView
 from run_repl.tui.guest_text import safe_text
 
 SIZE = (100, 30)

@@ -23,9 +23,18 @@ def make_app(data_dir: Path, **kwargs: Any) -> RunReplApp:
 
 
 async def still(pilot: Any) -> None:
-    """Stop the editors' cursors blinking, so a snapshot is the same each time."""
-    for area in pilot.app.query(TextArea):
+    """Stop the editors' cursors blinking, so a snapshot is the same each time.
+
+    A snapshot's pilot starts before the main screen has made its editor and given it
+    the focus: wait for both. TextArea's line cache does not tell a focused line from an
+    unfocused one once the cursor stops blinking, so a line drawn before the focus came
+    would be shown without its cursor: the cache is dropped (notify_style_update)."""
+    app = pilot.app
+    await until(pilot, lambda: app.focused is not None and app.focused.has_focus)
+    for area in app.query(TextArea):
         area.cursor_blink = False
+        area.notify_style_update()
+        area.refresh()
     await pilot.pause()
 
 
@@ -35,7 +44,7 @@ def screen_text(app: App[Any]) -> str:
 
 
 async def set_source(pilot: Any, source: str) -> None:
-    editor = pilot.app.editor_tabs.active_editor
+    editor = pilot.app.main.editor_tabs.active_editor
     assert editor is not None
     editor.load_text(source)
     editor.focus()
@@ -74,9 +83,9 @@ async def until(pilot: Any, condition: Any) -> None:
 async def run_to_end(pilot: Any, key: str = "ctrl+j") -> None:
     """Press a run key, and wait for the run (and a resume after it, if any) to end."""
     app = pilot.app
-    token = app.runs.token
+    token = app.main.runs.token
     await pilot.press(key)
-    await until(pilot, lambda: app.runs.token > token)
+    await until(pilot, lambda: app.main.runs.token > token)
     await settle(pilot)
 
 

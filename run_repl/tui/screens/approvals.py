@@ -45,10 +45,10 @@ from ...present.styled import Line, line, styled
 from ...store import PendingApproval, RunRecord
 from ..approvals_inbox import ApprovalsInbox, InboxRow
 from ..components import approval_prompt
+from ..components.confirm import Confirm
 from ..guest_text import safe_text
 from ..themes import present_styles
 from ..toast_place import keep_toasts_above
-from .confirm import Confirm
 
 STATE_STYLE = {
     "pending": "warn",

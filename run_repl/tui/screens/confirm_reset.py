@@ -8,8 +8,8 @@ from typing import ClassVar
 from rich.text import Text
 from textual.binding import Binding, BindingType
 
+from ..components.confirm import Confirm
 from ..guest_text import safe_text
-from .confirm import Confirm
 
 
 class ConfirmReset(Confirm[bool]):

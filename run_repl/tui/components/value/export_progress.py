@@ -19,9 +19,9 @@ from textual.message import Message
 from textual.widgets import Button, Label, ProgressBar
 from textual.worker import Worker, get_current_worker
 
-from ...present.export import ExportCancelled, describe_error, format_of, steps
-from ...sandbox.wire.result_store import ResultRefNotFound
-from .value_model import GONE, ExportJob
+from ....present.export import ExportCancelled, describe_error, format_of, steps
+from ....sandbox.wire.result_store import ResultRefNotFound
+from .model import GONE, ExportJob
 
 PROGRESS_EVERY_S = 0.1
 FORMAT_NAMES = {"json": "JSON", "jsonl": "JSON Lines", "csv": "CSV"}

@@ -19,9 +19,9 @@ from typing import Any, ClassVar
 from rich.text import Text
 from textual.widgets import DataTable
 
-from ...present import formats
-from ..guest_text import safe_text
-from .value_model import Shown
+from ....present import formats
+from ...guest_text import safe_text
+from .model import Shown
 
 MIN_COLUMNS = 2
 """Records have a few fields: a list of one-key objects reads as well as JSON."""

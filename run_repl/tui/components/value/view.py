@@ -1,6 +1,6 @@
 """The value panel: a run's value, whole when it is small, else a page of items at a time.
 
-The panel is composition and keys; what is on the page is `value_model.ValuePages`
+The panel is composition and keys; what is on the page is `model.ValuePages`
 (pure), the lines are drawn by `ValueLines` (Line API), one item as a tree by
 `ValueTree`, and an export is an `ExportJob` run in a thread. Its mode (lines,
 tree, or the go-to/export prompt) is a reactive that refreshes the bindings.
@@ -25,15 +25,15 @@ from textual.reactive import reactive
 from textual.widget import Widget
 from textual.widgets import DataTable, Input, Label, Static
 
-from ...present.formats import plural
-from ...sandbox.result import RunResult
-from ...sandbox.wire.result_store import ResultRefNotFound
-from ..guest_text import safe_text
+from ....present.formats import plural
+from ....sandbox.result import RunResult
+from ....sandbox.wire.result_store import ResultRefNotFound
+from ...guest_text import safe_text
+from .chart import ValueChart
 from .export_progress import ExportFinished as _ExportFinished
 from .export_progress import ExportProgress
-from .value_chart import ValueChart
-from .value_lines import ValueLines, cut
-from .value_model import (
+from .lines import ValueLines, cut
+from .model import (
     FIRST_PAGE_ONLY,
     GONE,
     Pager,
@@ -43,8 +43,8 @@ from .value_model import (
     page_lines,
     pretty,
 )
-from .value_table import Records, RecordsTable, records_of
-from .value_tree import TreeItem, ValueTree
+from .table import Records, RecordsTable, records_of
+from .tree import TreeItem, ValueTree
 
 Mode = Literal["lines", "table", "tree", "chart", "prompt"]
 Base = Literal["lines", "table"]

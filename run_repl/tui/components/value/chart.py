@@ -22,9 +22,9 @@ from textual.content import Content
 from textual.widgets import Static
 from textual_plotext import PlotextPlot
 
-from ..guest_text import safe_text
-from .value_model import Shown
-from .value_table import cell_text, records_of
+from ...guest_text import safe_text
+from .model import Shown
+from .table import cell_text, records_of
 
 VALUE = "value"
 """The column name of a page of plain numbers, or an object's numeric values."""

@@ -15,13 +15,13 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from ...present.export import Progress, Source, export
-from ...present.formats import plural, pretty_json
-from ...present.paging import FIRST_PAGE_ONLY, GONE, ValuePager, item_lines
-from ...present.whole_value import Pager, stored_pages
-from ...sandbox.result import RunResult
-from ...sandbox.wire.result_store import Page
-from ...sandbox.wire.value_window import field_path, itemize
+from ....present.export import Progress, Source, export
+from ....present.formats import plural, pretty_json
+from ....present.paging import FIRST_PAGE_ONLY, GONE, ValuePager, item_lines
+from ....present.whole_value import Pager, stored_pages
+from ....sandbox.result import RunResult
+from ....sandbox.wire.result_store import Page
+from ....sandbox.wire.value_window import field_path, itemize
 
 PAGE_ITEMS = 100
 # The item lines, JSON text and the words for what is missing are present/'s, as the

@@ -14,9 +14,9 @@ from textual import on
 from textual.widgets import Tree
 from textual.widgets.tree import TreeNode
 
-from ...present.whole_value import dumps
-from ..guest_text import safe_text
-from .value_lines import PALETTE, cut, token_styles
+from ....present.whole_value import dumps
+from ...guest_text import safe_text
+from .lines import PALETTE, cut, token_styles
 
 TREE_BATCH = 200  # children added per expansion
 

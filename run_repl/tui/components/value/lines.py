@@ -20,7 +20,7 @@ from textual.scroll_view import ScrollView
 from textual.strip import Strip
 from textual.widget import Widget
 
-from ..guest_text import safe_text
+from ...guest_text import safe_text
 
 MAX_LINE_CHARS = 2_000  # a longer line is cut on screen (copy and export keep it whole)
 

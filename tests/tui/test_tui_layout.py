@@ -1,0 +1,135 @@
+"""The layout follows the terminal's width: the editor keeps room to type in, the value
+panel stays readable, and the host catalog narrows, folds away on narrow screens (ctrl+b
+brings it back over the editor) and returns when the screen is wide again."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+import pytest
+from tui_helpers import make_app
+
+from run_repl.tui.app import RunReplApp
+from run_repl.tui.components.host_catalog import HostCatalog
+
+
+def widths(app: RunReplApp) -> dict[str, int]:
+    """Columns of the editor's text area, the value panel, and the catalog (0: not shown)."""
+    editor = app.main.editor_tabs.active_editor
+    assert editor is not None
+    catalog = app.query_one(HostCatalog)
+    return {
+        "editor": editor.region.width,
+        "value": app.query_one("#right").region.width,
+        "catalog": catalog.region.width if catalog.display else 0,
+    }
+
+
+async def settled(pilot: Any) -> None:
+    # A resize is laid out over a few refreshes.
+    for _ in range(3):
+        await pilot.pause()
+
+
+@pytest.mark.parametrize(
+    ("size", "editor_at_least", "value_at_least", "catalog"),
+    [
+        ((60, 20), 32, 22, 0),  # was: editor 11 with the catalog shown
+        ((80, 24), 50, 26, 0),  # was: catalog 38, editor 25, value 17
+        ((120, 40), 50, 34, 30),  # the catalog narrower, the editor past 50
+        ((160, 48), 70, 48, 38),  # as it always was
+    ],
+)
+async def test_the_panels_fit_the_terminal(
+    data_dir: Path,
+    size: tuple[int, int],
+    editor_at_least: int,
+    value_at_least: int,
+    catalog: int,
+) -> None:
+    app = make_app(data_dir)
+    async with app.run_test(size=size) as pilot:
+        await settled(pilot)
+        got = widths(app)
+        assert got["editor"] >= editor_at_least, got
+        assert got["value"] >= value_at_least, got
+        assert got["catalog"] == catalog, got
+        # Nothing is pushed off the screen.
+        assert app.query_one("#right").region.right == size[0]
+
+
+async def test_ctrl_b_on_a_narrow_screen_shows_the_catalog_over_the_editor(
+    data_dir: Path,
+) -> None:
+    app = make_app(data_dir)
+    async with app.run_test(size=(80, 24)) as pilot:
+        await settled(pilot)
+        before = widths(app)
+        await pilot.press("ctrl+b")
+        await settled(pilot)
+        catalog = app.query_one(HostCatalog)
+        assert catalog.display and catalog.region.width >= 30
+        assert catalog.region.x == 0
+        # Over the editor, not beside it: the editor and the value keep their columns.
+        assert widths(app)["editor"] == before["editor"]
+        assert widths(app)["value"] == before["value"]
+        await pilot.press("ctrl+b")
+        await settled(pilot)
+        assert not catalog.display
+        # Closing it over the editor was no wish to hide it where it fits.
+        await pilot.resize_terminal(160, 48)
+        await settled(pilot)
+        assert catalog.display
+
+
+async def test_inserting_a_call_from_the_narrow_catalog_folds_it_away(data_dir: Path) -> None:
+    app = make_app(data_dir)
+    async with app.run_test(size=(80, 24)) as pilot:
+        await settled(pilot)
+        app.main.editor_tabs.active_editor.load_text("")
+        await pilot.press("ctrl+o", "h")
+        await settled(pilot)
+        catalog = app.query_one(HostCatalog)
+        assert catalog.display and app.main.panel_of(app.focused) == "catalog"
+        tree = catalog.tree
+        tree.move_cursor(tree.root.children[0].children[0])  # crm's first function
+        await pilot.pause()
+        await pilot.press("enter")
+        await settled(pilot)
+        assert app.main.editor_tabs.active_editor.text.startswith("await crm.")
+        assert not catalog.display
+        assert app.focused is app.main.editor_tabs.active_editor
+
+
+async def test_resizing_folds_the_catalog_and_resizing_back_restores_it(data_dir: Path) -> None:
+    app = make_app(data_dir)
+    async with app.run_test(size=(160, 48)) as pilot:
+        await settled(pilot)
+        catalog = app.query_one(HostCatalog)
+        assert catalog.display
+        await pilot.resize_terminal(80, 24)
+        await settled(pilot)
+        assert not catalog.display
+        assert widths(app)["editor"] >= 50
+        await pilot.resize_terminal(160, 48)
+        await settled(pilot)
+        assert catalog.display and widths(app)["catalog"] == 38
+
+
+async def test_a_catalog_hidden_by_hand_stays_hidden_across_resizes(data_dir: Path) -> None:
+    app = make_app(data_dir)
+    async with app.run_test(size=(160, 48)) as pilot:
+        await settled(pilot)
+        await pilot.press("ctrl+b")
+        await settled(pilot)
+        catalog = app.query_one(HostCatalog)
+        assert not catalog.display
+        await pilot.resize_terminal(80, 24)
+        await settled(pilot)
+        await pilot.resize_terminal(160, 48)
+        await settled(pilot)
+        assert not catalog.display
+        await pilot.press("ctrl+b")
+        await settled(pilot)
+        assert catalog.display

@@ -22,6 +22,8 @@ INTERNAL = {
     "NotDecoded",  # present.inspect: a value shown raw instead
     "SourceError",  # present.shell: a snippet file that cannot be read, worded by the CLI
     "PageUnavailable",  # the value panel's model: a page the store no longer has, shown as such
+    "_HeadersTooBig",  # mcp.http_guard: stops httptools' parser; uvicorn answers 400
+    "ExportCancelled",  # present.export: a cancelled export, said by its progress widget
 }
 
 

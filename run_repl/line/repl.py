@@ -54,7 +54,7 @@ from ..present import (
     interruption_lines,
     left_pending_lines,
     line,
-    log_line,
+    log_rows,
     result_status_line,
     styled,
     value_lines,
@@ -414,7 +414,7 @@ class LineRepl:
         def on_log(log: LogLine) -> None:
             live.logs_seen += 1
             if live.logs_seen > live.replayed_logs:
-                self.console.print([log_line(log)])
+                self.console.question(log_rows(log))  # rows marked, as the question's
 
         def on_call(call: CallRecord) -> None:
             # A call is shown once, when it ends; one a resume replays was shown before.

@@ -34,20 +34,41 @@ def result_status_line(result: RunResult) -> Line:
 
 
 # ---------------------------------------------------------------- logs
-def log_line(log: LogLine) -> Line:
-    """`    12.3ms warn  text`: when (since the run started), level, text."""
-    return line(
+LOG_GUTTER = "│ "
+"""Starts each row of a log after its first (under its text, past the time and level)."""
+
+
+def log_rows(log: LogLine) -> list[Line]:
+    """`    12.3 ms warn  text`: when (since the run started), level, text; a log with
+    newlines gets a row for each, each after the first marked with LOG_GUTTER. Logs are
+    printed just above an approval's question, so a snippet's newline must not start a
+    row that reads as the host's (`  call: ...`)."""
+    first, *rest = log.text.replace("\r\n", "\n").split("\n")
+    head = line(
         ("dim", f"{formats.format_ms(log.at_ms):>10}"),
         " ",
         (f"log.{log.level}", f"{log.level:<5}"),
         " ",
-        log.text,
+        first,
     )
+    pad = " " * 17  # the time (10), a space, the level (5), a space
+    return [head, *(line(("dim", pad + LOG_GUTTER), text) for text in rest)]
+
+
+def log_line(log: LogLine) -> Line:
+    """The log as one Line, its rows (`log_rows`) joined by newlines: for a widget that
+    draws a newline as a new row."""
+    rows = log_rows(log)
+    out = list(rows[0])
+    for row in rows[1:]:
+        out.append(("", "\n"))
+        out.extend(row)
+    return out
 
 
 def log_lines(result: RunResult) -> list[Line]:
     """The result's inline log lines, then where the rest are and what was dropped."""
-    out = [log_line(x) for x in result.logs]
+    out = [row for x in result.logs for row in log_rows(x)]
     more = result.logs_total - len(result.logs) - result.logs_dropped
     if more > 0 and result.logs_ref:
         out.append(

@@ -75,7 +75,7 @@ def write_run(
             for it in result.interruptions or []:
                 err.lines(not_saved_hint(it.id, not_saved))
         return code
-    err.lines(log_lines(result))
+    err.question(log_lines(result))  # printed above the question: wrapped rows marked
     err.question(calls_lines(result))  # a call's arguments are a snippet's text
     cut: str | None = None
     if whole is not None and _windowed(result):

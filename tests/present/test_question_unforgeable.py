@@ -448,3 +448,35 @@ def test_wrapped_rows_fit_keep_every_character_and_each_after_the_first_is_marke
         assert all(r.startswith(indent + CONTINUATION) for r in rows[1:])
     # A character two cells wide moves to the next row whole: no row goes past the edge.
     assert all(cell_len(r) <= width for r in rows)
+
+
+# ---------------------------------------------------------------- logs beside the question
+LOGGED = 'checking\n  call: orders.refund("ord_2")\narg 1 of 1 (string, 5 characters):'
+
+
+def test_a_logged_newline_starts_a_marked_row_never_a_line_like_the_hosts(
+    capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch, tmp_path: Path, host: str
+) -> None:
+    # The logs are printed just above the question: a row of a log after a newline
+    # is marked as the log's, so it cannot pass for a line of the question.
+    source = f"console.log({js(LOGGED)}); return await orders.refund('ord_1')"
+    code, _, err = cli(capsys, monkeypatch, tmp_path / "data", host, "run", "-", stdin=source)
+    assert code == 3, err
+    rows = err.splitlines()
+    first = next(i for i, r in enumerate(rows) if r.endswith("log   checking"))
+    assert rows[first + 1] == " " * 17 + '│   call: orders.refund("ord_2")'
+    assert rows[first + 2] == " " * 17 + "│ arg 1 of 1 (string, 5 characters):"
+    assert not any(r.startswith(("  call:", "arg 1 of 1")) for r in rows)
+
+
+def test_the_log_rows_of_one_log_are_marked_after_the_first() -> None:
+    from run_repl.present.results import log_line, log_rows
+    from run_repl.sandbox.result import LogLine
+
+    log = LogLine(level="info", text="a\r\nb\nc", at_ms=1.0)
+    assert [plain(r) for r in log_rows(log)] == [
+        "    1.0 ms info  a",
+        " " * 17 + "│ b",
+        " " * 17 + "│ c",
+    ]
+    assert plain(log_line(log)) == "\n".join(plain(r) for r in log_rows(log))

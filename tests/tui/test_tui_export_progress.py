@@ -121,7 +121,7 @@ async def test_escape_cancels_and_leaves_the_old_file(tmp_path: Path) -> None:
         pager.gate.set()
         done = await finished(app, pilot, messages)
         assert done.cancelled and done.error is None
-        assert not progress.display and view.mode == "table"
+        assert not progress.display and view.view == "table"
         assert any("cancelled: nothing was written" in n.message for n in app._notifications)
     assert sorted(p.name for p in tmp_path.iterdir()) == ["v.jsonl"]
     assert target.read_text() == "old\n"

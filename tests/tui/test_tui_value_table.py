@@ -85,16 +85,16 @@ async def test_records_page_as_a_table_and_r_switches_to_json() -> None:
     async with run(app) as pilot:
         view = app.query_one(ValueView)
         table = view.query_one(RecordsTable)
-        assert view.mode == "table" and table.display
+        assert view.view == "table" and table.display
         assert [str(c.label) for c in table.columns.values()] == ["id", "amount", "status"]
         assert table.row_count == shown
         text = screen_text(app)
         assert "table of" in text and "ord_0000" in text
         await pilot.press("r")
-        assert view.mode == "lines" and not table.display
+        assert view.view == "lines" and not table.display
         assert '"id": "ord_0000"' in screen_text(app)
         await pilot.press("r")
-        assert view.mode == "table"
+        assert view.view == "table"
 
 
 async def test_paging_and_moving_in_the_table_follow_the_items() -> None:
@@ -138,7 +138,7 @@ async def test_s_sorts_the_page_by_the_column_under_the_cursor() -> None:
         await pilot.press("home", "t")  # the tree shows the record under the cursor
         assert view.in_tree and f"$[{rows.index(top)}]" in screen_text(app)
         await pilot.press("escape")
-        assert view.mode == "table"
+        assert view.view == "table"
         await pilot.press("s")  # a third time: as the records came
         assert [table.get_row_at(r)[0].plain for r in range(3)] == [r["id"] for r in rows[:3]]
 
@@ -148,7 +148,7 @@ async def test_an_inline_objects_rows_are_a_table_and_y_copies_a_record() -> Non
     app = Harness(RunResult(status="ok", value=value, value_kind="object"))
     async with run(app) as pilot:
         view = app.query_one(ValueView)
-        assert view.mode == "table"
+        assert view.view == "table"
         assert "table of 3 records at $.rows" in screen_text(app)
         await pilot.press("down", "y")
         assert json.loads(app.copied[-1]) == value["rows"][1]
@@ -167,6 +167,6 @@ async def test_extra_keys_go_in_one_column_and_one_key_objects_stay_json() -> No
     app = Harness(result, pager)
     async with run(app) as pilot:
         view = app.query_one(ValueView)
-        assert view.mode == "lines" and view.records is None
+        assert view.view == "lines" and view.records is None
         await pilot.press("r")  # nothing to switch to
-        assert view.mode == "lines"
+        assert view.view == "lines"

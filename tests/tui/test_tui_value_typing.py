@@ -25,7 +25,7 @@ class Clock:
 
 def state(view: ValueView) -> tuple[Any, ...]:
     model = view.model
-    return (model.offset, view.mode, view.has_class("-table"), view.has_class("-tree"))
+    return (model.offset, view.view, view.prompt, view.has_class("-table"), view.has_class("-tree"))
 
 
 async def typed(pilot: Any, clock: Clock, text: str, step: float = 0.05) -> None:

@@ -2,8 +2,10 @@
 
 The panel is composition and keys; what is on the page is `model.ValuePages`
 (pure), the lines are drawn by `ValueLines` (Line API), one item as a tree by
-`ValueTree`, and an export is an `ExportJob` run in a thread. Its mode (lines,
-tree, or the go-to/export prompt) is a reactive that refreshes the bindings.
+`ValueTree`, and an export is an `ExportJob` run in a thread. What it shows
+(`view`: lines, table, tree or chart) and what it asks over that (`prompt`: the
+go-to or export question) are two reactives; their one watcher sets the classes
+and the header, and refreshes the bindings.
 """
 
 from __future__ import annotations
@@ -46,8 +48,9 @@ from .model import (
 from .table import Records, RecordsTable, records_of
 from .tree import TreeItem, ValueTree
 
-Mode = Literal["lines", "table", "tree", "chart", "prompt"]
+View = Literal["lines", "table", "tree", "chart"]
 Base = Literal["lines", "table"]
+Prompt = Literal["jump", "export", "replace"]
 
 
 CHART_ACTIONS = frozenset(
@@ -175,8 +178,11 @@ page is shown, and the header says so.
     }
     """
 
-    mode: reactive[Mode] = reactive("lines", bindings=True)
-    """What the panel shows: the page's lines, one item as a tree, or a prompt under them."""
+    view: reactive[View] = reactive("lines", bindings=True)
+    """What the panel shows: the page's lines or table, one item as a tree, or a chart."""
+
+    prompt: reactive[Prompt | None] = reactive(None, bindings=True)
+    """What the panel asks over the view (go to an item, export, replace a file), if anything."""
 
     @dataclass
     class PageChanged(Message):
@@ -202,13 +208,10 @@ page is shown, and the header says so.
         self._table = RecordsTable(id="value-table")
         self._chart = ValueChart(id="value-chart")
         self._records: Records | None = None
-        self._base: Base = "lines"
         self.prefer_table = True
         """Records show as a table (r switches; the choice holds for the next values)."""
         self._prompt_label = Label(id="value-prompt-label")
         self._prompt_input = Input(id="value-prompt-input")
-        self._prompt_kind: str | None = None
-        self._mode_before_prompt: Mode = "lines"
         self._replacing: Path | None = None
         self._header_lines = 0
         self.export_progress = ExportProgress(id="value-export")
@@ -280,11 +283,14 @@ page is shown, and the header says so.
         return self._lines.cursor
 
     @property
+    def _base(self) -> Base:
+        """The page's own view, under a tree or a chart: its records' table, or its lines."""
+        return "table" if self._records is not None and self.prefer_table else "lines"
+
+    @property
     def in_table(self) -> bool:
         """The page shows as a table (also under the go-to prompt)."""
-        return self.mode == "table" or (
-            self.mode == "prompt" and self._mode_before_prompt == "table"
-        )
+        return self.view == "table"
 
     @property
     def records(self) -> Records | None:
@@ -294,9 +300,7 @@ page is shown, and the header says so.
     @property
     def in_chart(self) -> bool:
         """The page shows as a chart (also under the go-to prompt)."""
-        return self.mode == "chart" or (
-            self.mode == "prompt" and self._mode_before_prompt == "chart"
-        )
+        return self.view == "chart"
 
     @property
     def chart(self) -> ValueChart:
@@ -304,7 +308,7 @@ page is shown, and the header says so.
 
     @property
     def in_tree(self) -> bool:
-        return self.mode == "tree" or (self.mode == "prompt" and self._mode_before_prompt == "tree")
+        return self.view == "tree"
 
     @property
     def notice(self) -> str | None:
@@ -312,13 +316,11 @@ page is shown, and the header says so.
         return self.model.notice
 
     # ------------------------------------------------------------------ state
-    def watch_mode(self, mode: Mode) -> None:
-        self.set_class(self.in_tree, "-tree")
-        self.set_class(self.in_table, "-table")
-        self.set_class(self.in_chart, "-chart")
-        self.set_class(mode == "prompt", "-prompt")
-        if self.is_mounted:
-            self._update_header()
+    def watch_view(self) -> None:
+        self._state_changed()
+
+    def watch_prompt(self) -> None:
+        self._state_changed()
 
     def _set(self, shown: Shown | None, pager: Pager | None, notice: str | None = None) -> None:
         self._close_prompt()
@@ -379,7 +381,7 @@ page is shown, and the header says so.
         self._show_table(shown, items, offset, cursor)
         if self.in_chart:
             self._draw_chart()
-        self._update_header()
+        self._state_changed()
         self.refresh_bindings()
         if not announce:
             return
@@ -394,7 +396,6 @@ page is shown, and the header says so.
         """The page as a table when its records make one (and the person wants it)."""
         records = None if shown is None else records_of(shown, items, offset)
         self._records = records
-        self._base = "table" if records is not None and self.prefer_table else "lines"
         if self._base == "table" and records is not None:
             assert shown is not None
             self._table.show(records, first_number=records.first + 1)
@@ -404,11 +405,8 @@ page is shown, and the header says so.
 
     def _restore_base(self) -> None:
         """Back to the page's own view (lines or table) if that is what is shown."""
-        if self.mode in ("lines", "table"):
-            self.mode = self._base
-        elif self.mode == "prompt" and self._mode_before_prompt in ("lines", "table"):
-            self._mode_before_prompt = self._base
-            self.set_class(self.in_table, "-table")
+        if self.view in ("lines", "table"):
+            self.view = self._base
 
     def _selected(self) -> tuple[str, Any] | None:
         """(where it is, the value) of what is selected: an item, or a record of the table."""
@@ -423,12 +421,21 @@ page is shown, and the header says so.
         cursor = self.cursor
         return model.item_path(cursor), model.selected_value(cursor)
 
-    def _update_header(self) -> None:
+    def _state_changed(self) -> None:
+        """What is drawn around the page follows the view, the prompt and the page: the
+        classes that show the view's widget and the prompt, and the header."""
+        self.set_class(self.in_tree, "-tree")
+        self.set_class(self.in_table, "-table")
+        self.set_class(self.in_chart, "-chart")
+        self.set_class(self.prompt is not None, "-prompt")
+        if self.is_mounted:
+            self._set_header(self._header_line())
+
+    def _header_line(self) -> Content:
         model = self.model
         shown = model.shown
         if shown is None:
-            self._set_header(Content(""))
-            return
+            return Content("")
         if self.in_tree:
             where = self._selected()
             line = Content.assemble(
@@ -465,7 +472,7 @@ page is shown, and the header says so.
                 rest = safe_text(cut(json.dumps(shown.rest, ensure_ascii=False), 120))
                 parts.append(f" · rest: {rest}")
             line = Content.assemble(*parts)
-        if not self.in_tree and self.in_table and self._records is not None:
+        if self.in_table and self._records is not None:
             table = self._table
             what = f" · table of {plural(len(self._records.rows), 'record')}"
             if shown.inline and self._records.path != "$":
@@ -477,7 +484,7 @@ page is shown, and the header says so.
         if model.notice:
             style = "$text-error" if model.notice == GONE else "$text-warning"
             line = Content("\n").join([line, Content.assemble((model.notice, style))])
-        self._set_header(line)
+        return line
 
     def _set_header(self, line: Content) -> None:
         # A layout pass only when the header's height changes: paging stays a repaint.
@@ -491,7 +498,7 @@ page is shown, and the header says so.
             items = self.model.read(start)
         except PageUnavailable as missing:
             if str(missing) in (GONE, FIRST_PAGE_ONLY):
-                self._update_header()
+                self._state_changed()  # the header says what is missing
                 self.refresh_bindings()
                 self.app.bell()
             else:
@@ -553,7 +560,7 @@ page is shown, and the header says so.
     def _table_step(self, step: int) -> bool:
         """In the table: the cursor to the next (previous) row, across pages; False when
         the page is not a table."""
-        if self._base != "table" or self.mode == "tree":
+        if self._base != "table" or self.view == "tree":
             return False
         table = self._table
         row = table.cursor_row + step
@@ -612,7 +619,7 @@ page is shown, and the header says so.
     def action_scroll_left(self) -> None:
         if self._typing():
             return
-        if self.mode == "chart":
+        if self.view == "chart":
             if not self._chart.cycle(-1):
                 self.app.bell()
         elif self._base == "table":
@@ -623,7 +630,7 @@ page is shown, and the header says so.
     def action_scroll_right(self) -> None:
         if self._typing():
             return
-        if self.mode == "chart":
+        if self.view == "chart":
             if not self._chart.cycle(1):
                 self.app.bell()
         elif self._base == "table":
@@ -645,16 +652,15 @@ page is shown, and the header says so.
             return
         if self._base == "table":
             selected = self._table.selected
-            self.prefer_table, self._base = False, "lines"
+            self.prefer_table = False
             if self.model.windowed and selected is not None:
                 self._lines.set_cursor(selected)
         else:
-            self.prefer_table, self._base = True, "table"
+            self.prefer_table = True
             self._table.show(self._records, first_number=self._records.first + 1)
             if self.model.windowed and self._lines.cursor >= 0:
                 self._table.select(self._lines.cursor)
-        self._restore_base()
-        self._update_header()
+        self._restore_base()  # the view follows, and with it the header
 
     def action_sort(self) -> None:
         """s: sort the page by the column under the cursor (again: reversed; again: as it came)."""
@@ -664,8 +670,11 @@ page is shown, and the header says so.
         if self._base != "table" or column is None:
             self.app.bell()
             return
+        self._sort(column)
+
+    def _sort(self, column: str) -> None:
         self._table.sort_by(column)
-        self._update_header()
+        self._state_changed()  # the header says which column sorts the page
 
     @on(DataTable.HeaderSelected, "#value-table")
     def _header_clicked(self, event: DataTable.HeaderSelected) -> None:
@@ -673,13 +682,12 @@ page is shown, and the header says so.
         key = event.column_key.value
         if key is not None:
             self._table.move_cursor(column=event.column_index, animate=False)
-            self._table.sort_by(key)
-            self._update_header()
+            self._sort(key)
 
     @on(DataTable.CellHighlighted, "#value-table")
     def _cell_highlighted(self, event: DataTable.CellHighlighted) -> None:
         event.stop()
-        if self.mode == "table":
+        if self.view == "table" and self.prompt is None:
             selected = self._table.selected if self.model.windowed else None
             self._lines.set_cursor(-1 if selected is None else selected)
 
@@ -710,7 +718,7 @@ page is shown, and the header says so.
     def action_toggle_tree(self) -> None:
         if self._typing():
             return
-        if self.mode == "tree":
+        if self.view == "tree":
             self._close_tree()
             self.focus()
             return
@@ -721,23 +729,21 @@ page is shown, and the header says so.
         if selected is None:
             return
         self._tree.show_value(*selected)
-        self.mode = "tree"
+        self.view = "tree"
         self._tree.focus()
 
     def _close_tree(self) -> None:
         if self.in_tree:
             self._tree.clear()
-            self._mode_before_prompt = self._base
-            if self.mode == "tree":
-                self.mode = self._base
+            self.view = self._base
 
     def action_back(self) -> None:
-        if self.mode == "prompt":
+        if self.prompt is not None:
             self._close_prompt()
-        elif self.mode == "tree":
+        elif self.view == "tree":
             self._close_tree()
-        elif self.mode == "chart":
-            self.mode = self._base
+        elif self.view == "chart":
+            self.view = self._base
         self.focus()
 
     # ------------------------------------------------------------------ chart
@@ -745,13 +751,13 @@ page is shown, and the header says so.
         """C: the page as a chart of a numeric column, or back to the lines or table."""
         if self._typing():
             return
-        if self.mode == "chart":
-            self.mode = self._base
+        if self.view == "chart":
+            self.view = self._base
             return
         self._chart.cycle_keys = (
             f"{self._key('value.scroll_left', 'left')}/{self._key('value.scroll_right', 'right')}"
         )
-        self.mode = "chart"
+        self.view = "chart"
         self._draw_chart()
 
     def _draw_chart(self) -> None:
@@ -773,7 +779,7 @@ page is shown, and the header says so.
     def action_copy_item(self) -> None:
         if self._typing():
             return
-        if self.mode == "tree":
+        if self.view == "tree":
             node = self._tree.cursor_node
             data = node.data if node is not None else None
             if not isinstance(data, TreeItem):
@@ -801,20 +807,15 @@ page is shown, and the header says so.
         )
 
     # ------------------------------------------------------------------ prompt
-    def _open_prompt(self, kind: str, label: str, value: str) -> None:
-        if self.mode != "prompt":
-            self._mode_before_prompt = self.mode
-        self._prompt_kind = kind
+    def _open_prompt(self, kind: Prompt, label: str, value: str) -> None:
         self._prompt_label.update(label)
         self._prompt_input.value = value
         self._prompt_input.cursor_position = len(value)
-        self.mode = "prompt"
+        self.prompt = kind
         self._prompt_input.focus()
 
     def _close_prompt(self) -> None:
-        if self.mode == "prompt":
-            self._prompt_kind = None
-            self.mode = self._mode_before_prompt
+        self.prompt = None
 
     def action_jump(self) -> None:
         if self._typing():
@@ -825,9 +826,9 @@ page is shown, and the header says so.
     @on(Input.Submitted, "#value-prompt-input")
     def _prompt_submitted(self, event: Input.Submitted) -> None:
         event.stop()
-        kind, text = self._prompt_kind, event.value.strip()
+        kind, text = self.prompt, event.value.strip()
         self._close_prompt()
-        (self._tree if self.mode == "tree" else self).focus()
+        (self._tree if self.view == "tree" else self).focus()
         if kind == "jump" and text:
             try:
                 number = int(text.replace(",", "").replace("_", ""))
@@ -907,19 +908,19 @@ page is shown, and the header says so.
     # ------------------------------------------------------------------ bindings
     def check_action(self, action: str, parameters: tuple[object, ...]) -> bool | None:
         if action == "cancel_export":
-            return self.export_progress.running and self.mode != "prompt"
+            return self.export_progress.running and self.prompt is None
         if action == "back":
-            return self.mode not in ("lines", "table")
-        if self.mode == "prompt" or self.model.shown is None:
+            return self.prompt is not None or self.view not in ("lines", "table")
+        if self.prompt is not None or self.model.shown is None:
             return False
-        if self.mode == "tree":
+        if self.view == "tree":
             return action in {"toggle_tree", "copy_item", "copy_page", "export"}
-        if self.mode == "chart" and action not in CHART_ACTIONS:
+        if self.view == "chart" and action not in CHART_ACTIONS:
             return False
         if action in {"next_page", "previous_page", "jump"}:
             return self.model.windowed
         if action == "toggle_table":
             return self._records is not None
         if action == "sort":
-            return self.mode == "table"
+            return self.view == "table"
         return True

@@ -19,6 +19,7 @@ from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from typing import Any
 
+from ...sandbox.wire.result_store import StoredItems
 from ..budgets import PREVIEW_BYTES
 from ..json_budget import dumps, fit_envelope
 from ..records import FINAL_STATUSES, PendingApproval, RunRecord, as_read, contains_pattern
@@ -217,6 +218,21 @@ def list_runs_sql(limit: int, query: str | None, dialect: Dialect) -> tuple[str,
 # ---------------------------------------------------------------------- values
 
 
+def stored_items_from_row(row: Mapping[str, Any]) -> StoredItems:
+    """A value's metadata from its `results` row; its chunks are read page by page."""
+    return StoredItems(
+        ref=row["ref"],
+        path=row["path"],
+        total=row["total"],
+        chunks=[],
+        rest=json.loads(row["rest"]) if row["rest"] else None,
+        chunk_items=row["chunk_items"],
+        kind=row["kind"],
+        run_id=row["run_id"],
+        created_at=row["created_at"],
+    )
+
+
 def aged_values_sql(cutoff: str, dialect: Dialect) -> str:
     """The values older than `cutoff` (an SQL expression), but the one just written
     (`keep`): the same rule as the byte budget's."""
@@ -246,4 +262,5 @@ __all__ = [
     "run_row",
     "set_resumed_as_sql",
     "sqlite_text",
+    "stored_items_from_row",
 ]

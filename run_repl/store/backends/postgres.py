@@ -82,6 +82,7 @@ from ._sql import (
     run_from_row,
     run_row,
     set_resumed_as_sql,
+    stored_items_from_row,
 )
 from .postgres_listener import ApprovalListener
 from .postgres_schema import (
@@ -550,17 +551,7 @@ class PostgresStore(ApprovalClaims):
             ).fetchone()
         if row is None or row["server_now"] - row["created_at"] > self.max_age_s:
             return None
-        meta = StoredItems(
-            ref=ref,
-            path=row["path"],
-            total=row["total"],
-            chunks=[],
-            rest=json.loads(row["rest"]) if row["rest"] else None,
-            chunk_items=row["chunk_items"],
-            kind=row["kind"],
-            run_id=row["run_id"],
-            created_at=row["created_at"],
-        )
+        meta = stored_items_from_row(row)
         return meta, row["server_now"] - row["used_at"]
 
     def _touch(self, conn: psycopg.Connection, ref: str, used_ago: float) -> None:

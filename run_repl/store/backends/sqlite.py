@@ -64,6 +64,7 @@ from ._sql import (
     run_from_row,
     run_row,
     set_resumed_as_sql,
+    stored_items_from_row,
 )
 
 T = TypeVar("T")
@@ -525,17 +526,7 @@ class SqliteStore(ApprovalClaims):
         row = db.execute("SELECT * FROM results WHERE ref = ?", (ref,)).fetchone()
         if row is None or time.time() - row["created_at"] > self.max_age_s:
             return None
-        return StoredItems(
-            ref=ref,
-            path=row["path"],
-            total=row["total"],
-            chunks=[],
-            rest=json.loads(row["rest"]) if row["rest"] else None,
-            chunk_items=row["chunk_items"],
-            kind=row["kind"],
-            run_id=row["run_id"],
-            created_at=row["created_at"],
-        )
+        return stored_items_from_row(row)
 
     def _touch(self, ref: str) -> None:
         # Eviction goes by last use; a minute's precision spares a write per page.

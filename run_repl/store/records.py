@@ -144,6 +144,10 @@ class PendingApproval(BaseModel):
     outcome_code: str | None = None
     note: str | None = None  # why it is where it is, in a sentence
     owner: str | None = None  # the MCP principal whose run asked (RunRecord.owner)
+    # Where it resumes: its call may run again with the same idempotency key (declared by
+    # the host function), and the executor that started the run and waits for it.
+    idempotent: bool = False
+    resume_by: str | None = None
 
     @model_validator(mode="after")
     def _batch_of_continuation(self) -> PendingApproval:

@@ -88,6 +88,7 @@ def test_a_fresh_schema_is_made_at_the_current_version(postgres_spec: str) -> No
         "approval_ops",
         "approvals",
         "consumed_continuations",
+        "executors",
         "result_chunks",
         "results",
         "run_keys",
@@ -191,11 +192,42 @@ def test_migration_4_from_3_links_each_paused_run_to_the_run_that_resumed_it(
     store.close()
 
 
+def test_migration_5_from_4_keeps_approvals_not_idempotent_and_resumed_by_anyone(
+    postgres_spec: str,
+) -> None:
+    schema = schema_of(postgres_spec)
+    with admin() as conn:
+        migrate(conn, schema, "the test store", target=4)
+        conn.execute(
+            sql.SQL(
+                "INSERT INTO {}.approvals (id, run_id, source, host, path, args, payload, "
+                "message, continuation, status, created_at, batch) VALUES ('int_1', 'run_1', "
+                "'src', 'demo', 'documents.publish', '[1]', 'null', 'publish?', 'tok', "
+                "'pending', 1.0, 'b1')"
+            ).format(sql.Identifier(schema))
+        )
+    store = open_spec(postgres_spec)
+    kept = store.get_approval("int_1")
+    assert kept is not None and (kept.path, kept.args, kept.status) == (
+        "documents.publish",
+        [1],
+        "pending",
+    )
+    assert (kept.idempotent, kept.resume_by) == (False, None)
+    with admin() as conn:
+        row = conn.execute(
+            sql.SQL("SELECT count(*) FROM {}.executors").format(sql.Identifier(schema))
+        ).fetchone()
+    assert row is not None and row[0] == 0
+    store.close()
+
+
 TESTED = {
     1: test_migration_1_into_a_schema_an_administrator_made,
     2: test_migration_2_from_1_keeps_runs_and_approvals_ownerless,
     3: test_migration_3_from_2_counts_what_the_history_and_the_values_hold,
     4: test_migration_4_from_3_links_each_paused_run_to_the_run_that_resumed_it,
+    5: test_migration_5_from_4_keeps_approvals_not_idempotent_and_resumed_by_anyone,
 }
 
 

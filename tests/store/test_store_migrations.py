@@ -203,6 +203,29 @@ def test_migration_7_from_6_links_each_paused_run_to_the_run_that_resumed_it(
     store.close()
 
 
+def test_migration_8_from_7_keeps_approvals_not_idempotent_and_resumed_by_anyone(
+    tmp_path: Path,
+) -> None:
+    db = at_version(tmp_path / "s.sqlite3", 7)
+    db.execute(
+        "INSERT INTO approvals (id, run_id, source, host, path, args, payload, message, "
+        "continuation, status, created_at, batch) VALUES ('int_1', 'run_1', 'src', 'demo', "
+        "'documents.publish', '[1]', 'null', 'publish?', 'tok', 'pending', 1.0, 'b1')"
+    )
+    sq.migrate(db, target=8)
+    assert db.execute("SELECT count(*) FROM executors").fetchone()[0] == 0
+    db.close()
+    store = SqliteStore(tmp_path / "s.sqlite3")
+    kept = store.get_approval("int_1")
+    assert kept is not None and (kept.path, kept.args, kept.status) == (
+        "documents.publish",
+        [1],
+        "pending",
+    )
+    assert (kept.idempotent, kept.resume_by) == (False, None)
+    store.close()
+
+
 TESTED = {
     2: test_migration_2_from_1_keeps_approvals_and_makes_old_claims_stuck,
     3: test_migration_3_from_2_sizes_the_history_and_cuts_what_is_over_budget,
@@ -210,6 +233,7 @@ TESTED = {
     5: test_migration_5_from_4_keeps_runs_and_approvals_ownerless,
     6: test_migration_6_from_5_counts_what_the_history_and_the_values_hold,
     7: test_migration_7_from_6_links_each_paused_run_to_the_run_that_resumed_it,
+    8: test_migration_8_from_7_keeps_approvals_not_idempotent_and_resumed_by_anyone,
 }
 
 

@@ -201,7 +201,31 @@ def _v4(conn: psycopg.Connection) -> None:
     )
 
 
-MIGRATIONS: dict[int, Callable[[psycopg.Connection], None]] = {1: _v1, 2: _v2, 3: _v3, 4: _v4}
+def _v5(conn: psycopg.Connection) -> None:
+    """Resumes run where the host lives: an approval says whether its call may run again
+    with the same key (`idempotent`) and which process started its run and waits for it
+    (`resume_by`); the processes that can resume a host's runs beat in `executors`
+    (times on the server's clock)."""
+    for statement in (
+        "ALTER TABLE approvals ADD COLUMN idempotent boolean NOT NULL DEFAULT false",
+        "ALTER TABLE approvals ADD COLUMN resume_by text",
+        """CREATE TABLE executors (
+            id text PRIMARY KEY, host text NOT NULL, functions text NOT NULL,
+            label text NOT NULL, kind text NOT NULL, started_at double precision NOT NULL,
+            seen_at double precision NOT NULL
+        )""",
+        "CREATE INDEX executors_host ON executors (host, seen_at)",
+    ):
+        conn.execute(statement)
+
+
+MIGRATIONS: dict[int, Callable[[psycopg.Connection], None]] = {
+    1: _v1,
+    2: _v2,
+    3: _v3,
+    4: _v4,
+    5: _v5,
+}
 SCHEMA_VERSION = max(MIGRATIONS)
 
 
@@ -236,6 +260,7 @@ _MARKS: dict[int, tuple[str, str | None]] = {
     2: ("run_keys", None),
     3: ("store_counters", None),
     4: ("runs", "resumed_as"),
+    5: ("executors", None),
 }
 
 

@@ -249,6 +249,25 @@ def _v7(db: sqlite3.Connection) -> None:
     )
 
 
+def _v8(db: sqlite3.Connection) -> None:
+    """Resumes run where the host lives: an approval says whether its call may run again
+    with the same key (`idempotent`) and which process started its run and waits for it
+    (`resume_by`); the processes that can resume a host's runs beat in `executors`."""
+    db.execute("ALTER TABLE approvals ADD COLUMN idempotent INTEGER NOT NULL DEFAULT 0")
+    db.execute("ALTER TABLE approvals ADD COLUMN resume_by TEXT")
+    _script(
+        db,
+        """
+    CREATE TABLE executors (
+        id TEXT PRIMARY KEY, host TEXT NOT NULL, functions TEXT NOT NULL,
+        label TEXT NOT NULL, kind TEXT NOT NULL, started_at REAL NOT NULL,
+        seen_at REAL NOT NULL
+    ) WITHOUT ROWID;
+    CREATE INDEX executors_host ON executors (host, seen_at);
+    """,
+    )
+
+
 MIGRATIONS: dict[int, Callable[[sqlite3.Connection], None]] = {
     1: _v1,
     2: _v2,
@@ -257,6 +276,7 @@ MIGRATIONS: dict[int, Callable[[sqlite3.Connection], None]] = {
     5: _v5,
     6: _v6,
     7: _v7,
+    8: _v8,
 }
 SCHEMA_VERSION = max(MIGRATIONS)
 
@@ -272,6 +292,7 @@ _MARKS: dict[int, tuple[str, str | None]] = {
     5: ("run_keys", None),
     6: ("store_counters", None),
     7: ("runs", "resumed_as"),
+    8: ("executors", None),
 }
 
 

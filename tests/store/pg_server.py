@@ -99,9 +99,11 @@ def _give(path: Path) -> None:
 class PgServer:
     """One server in `directory` (made if missing; removed by `stop`)."""
 
-    def __init__(self, directory: Path, *, fast: bool = False) -> None:
+    def __init__(self, directory: Path, *, fast: bool = False, options: tuple[str, ...] = ()) -> None:
         self.directory = Path(directory)
         self.fast = fast
+        self.extra = options  # more `-c name=value` settings (a benchmark's statistics)
+        self.options: list[str] = []  # what the server was started with
         self.bindir = find_bindir()
         self.data = self.directory / "data"
         self.url = ""
@@ -169,6 +171,8 @@ class PgServer:
             self._watch(die_with, owned)
         if self.fast:
             options += ["-c fsync=off", "-c synchronous_commit=off", "-c full_page_writes=off"]
+        options += list(self.extra)
+        self.options = options
         started = self._tool(
             "pg_ctl",
             "start",
@@ -191,6 +195,25 @@ class PgServer:
         (self.directory / URL_FILE).write_text(self.url)
         os.chmod(self.directory / URL_FILE, 0o600)
         return self.url
+
+    def restart_after(self, seconds: float) -> None:
+        """Stop the server as an administrator would (fast: connections cut), wait, start it
+        again with the same settings: what a team's clients live through in a failover."""
+        self._tool("pg_ctl", "stop", "-D", str(self.data), "-m", "fast", "-w")
+        time.sleep(seconds)
+        self._tool(
+            "pg_ctl",
+            "start",
+            "-D",
+            str(self.data),
+            "-w",
+            "-t",
+            "60",
+            "-l",
+            str(self.directory / "server.log"),
+            "-o",
+            " ".join(self.options),
+        )
 
     def _createdb(self, port: int) -> None:
         import psycopg

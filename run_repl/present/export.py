@@ -13,12 +13,15 @@ The format is the file name's ending:
   an object's entries as `{"key": value}`, a text's lines as JSON strings. For an
   object cut at one of its arrays (`$.rows`) the lines are that array's items;
   the object's other fields are not in the file (the JSON export has them).
-- `.csv`: a row an item. The header is the union of the items' keys, in the order
+- `.csv` (RFC 4180: rows end CRLF): a row an item. The header is the union of the items' keys, in the order
   they first appear, found by a first pass over the stored items (a key first met
   on the last page still gets its column; the pass reads the store again, but
   holds only the keys). An item that is not an object is one cell, under `value`;
   an object's entries are `key`,`value`. A cell is text as it is, a number or
   true/false as JSON, an object or array as JSON, null or a missing key empty.
+  A text cell or header that a spreadsheet would run as a formula (it starts with
+  `=`, `+`, `-`, `@`, a tab or a carriage return) gets a leading `'`, so it opens as
+  the text it is: the value came from a snippet, and `=HYPERLINK(...)` must not run.
 """
 
 from __future__ import annotations
@@ -160,17 +163,26 @@ def csv_columns(pages: Iterable[list[Any]], path: str) -> list[str]:
     return list(columns)
 
 
+FORMULA_STARTS = ("=", "+", "-", "@", "\t", "\r")
+
+
+def as_text(text: str) -> str:
+    """`text` as a spreadsheet shows it, never run as a formula (OWASP's CSV injection)."""
+    return "'" + text if text.startswith(FORMULA_STARTS) else text
+
+
 def cell(value: Any) -> str:
     if value is None:
         return ""
     if isinstance(value, str):
-        return value
-    return encode_items([value])[0]
+        return as_text(value)
+    return encode_items([value])[0]  # a number, true/false, JSON: never read as a formula
 
 
 def write_csv(out: Any, columns: list[str], pages: Iterable[list[Any]], path: str) -> int:
-    writer = csv.writer(out, lineterminator="\n")
-    writer.writerow(columns)
+    # RFC 4180's CRLF: a cell holding a lone \r (or \n) is then quoted, so it stays one cell.
+    writer = csv.writer(out, lineterminator="\r\n")
+    writer.writerow([as_text(c) for c in columns])
     count = 0
     for page in pages:
         writer.writerows([cell(row_of(item).get(c)) for c in columns] for item in page)

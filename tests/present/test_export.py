@@ -110,6 +110,26 @@ def test_csv_of_numbers_and_of_an_objects_entries(tmp_path: Path) -> None:
     assert (tmp_path / "e.csv").read_text() == 'key,value\npaid,3\nopen,"{""n"": 1}"\n'
 
 
+def test_a_csv_cell_or_header_a_spreadsheet_would_run_as_a_formula_is_kept_as_text(
+    tmp_path: Path,
+) -> None:
+    # A snippet's value is untrusted: opened in a spreadsheet, `=HYPERLINK(...)` or
+    # `=cmd|...` would run. A leading quote keeps it text; numbers stay numbers.
+    records: list[Any] = [
+        {"=cmd|' /C calc'!A0": 1, "a": '=HYPERLINK("http://x")', "b": "+1+1", "c": -5},
+        {"a": "-2+3", "b": "@SUM(A1)", "c": "\t=1", "d": "\r=1"},
+        {"a": "plain - text", "b": "", "c": 2.5, "d": "a=b"},
+    ]
+    source, _ = source_of(records)
+    export(source, tmp_path / "f.csv")
+    with (tmp_path / "f.csv").open(encoding="utf-8", newline="") as f:
+        rows = list(csv.reader(f))
+    assert rows[0] == ["'=cmd|' /C calc'!A0", "a", "b", "c", "d"]
+    assert rows[1] == ["1", '\'=HYPERLINK("http://x")', "'+1+1", "-5", ""]
+    assert rows[2] == ["", "'-2+3", "'@SUM(A1)", "'\t=1", "'\r=1"]
+    assert rows[3] == ["", "plain - text", "", "2.5", "a=b"]
+
+
 @pytest.mark.parametrize("name", ["v.json", "v.jsonl", "v.csv"])
 def test_cancel_leaves_nothing_and_the_old_file_as_it_was(name: str, tmp_path: Path) -> None:
     (tmp_path / name).write_text("the old file\n")

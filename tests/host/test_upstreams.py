@@ -7,6 +7,8 @@ from __future__ import annotations
 
 import asyncio
 import json
+import os
+import signal
 import sys
 import time
 from collections.abc import Iterator
@@ -294,6 +296,54 @@ async def test_a_crash_mid_call_is_lost_not_resent_and_the_upstream_comes_back(
         await asyncio.sleep(0.2)
     assert later.status == "ok", later.error
     assert lines(state, "crash.log") == ["crashing"]  # never sent again
+
+
+def _process_with(tag: str) -> int:
+    """The pid of the upstream process started with TEST_TAG=`tag` in its environment."""
+    for entry in Path("/proc").iterdir():
+        if not entry.name.isdigit():
+            continue
+        try:
+            if f"TEST_TAG={tag}".encode() in (entry / "environ").read_bytes().split(b"\0"):
+                return int(entry.name)
+        except OSError:
+            continue
+    raise AssertionError(f"no process with TEST_TAG={tag}")
+
+
+@pytest.mark.slow  # an upstream process, killed
+async def test_an_upstream_that_died_between_calls_gets_the_next_call_on_a_new_process(
+    state: Path, tmp_path: Path
+) -> None:
+    # Nothing was sent to the dead process: the call is not "lost" (it would say it may
+    # have run), it goes to a fresh process, once.
+    spec = UpstreamSpec(
+        name="solo",
+        command=sys.executable,
+        args=(str(SERVER),),
+        env={"UPSTREAM_STATE": str(state), "TEST_TAG": f"solo-{os.getpid()}"},
+    )
+    solo = with_upstreams(None, [spec], tmp_path / "logs")
+    first = await run("return await solo.echo({text: 'before'})", solo.functions)
+    assert first.status == "ok", first.error
+    pid = _process_with(f"solo-{os.getpid()}")
+    os.kill(pid, signal.SIGKILL)
+    deadline = time.monotonic() + 10
+    while Path(f"/proc/{pid}").exists() and b"Z" not in _state_of(pid):
+        assert time.monotonic() < deadline
+        await asyncio.sleep(0.05)
+    await asyncio.sleep(0.2)
+    after = await run("return await solo.echo({text: 'after'})", solo.functions)
+    assert after.status == "ok", after.error
+    assert after.value == {"text": "after"}
+    assert lines(state, "echo.log") == ["before", "after"]
+
+
+def _state_of(pid: int) -> bytes:
+    try:
+        return Path(f"/proc/{pid}/stat").read_bytes().rsplit(b")", 1)[1].split()[0]
+    except OSError:
+        return b"Z"
 
 
 @pytest.mark.slow  # an upstream process

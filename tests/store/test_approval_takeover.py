@@ -15,12 +15,13 @@ from types import ModuleType
 from typing import Any
 
 import pytest
-from store_kinds import expire_claims
+from store_kinds import expire_claims, open_spec
+from test_team_clock import TWO_HOURS, clock_off_by
 
 from run_repl.sandbox.resume.continuation import token_digest
 from run_repl.sandbox.runner import Runner
 from run_repl.store import LEASE_S, ApprovalConflict, Claim, PendingApproval, Store
-from run_repl.store.approvals.flow import Heartbeat, resume_decided
+from run_repl.store.approvals.flow import Heartbeat, resolve, resume_decided
 from run_repl.store.records import REPLAY_GRANT, ResumeReport
 
 
@@ -236,3 +237,65 @@ async def test_resume_decided_carries_out_a_decision_recorded_elsewhere(
     with pytest.raises(ApprovalConflict, match="already approved"):
         await resume_decided(store, runner, bank.HOSTS, paused.id, resumer="srv2")
     assert store.resumable() == [] and bank.rows() == [("elsewhere", 5)]
+
+
+# ---------------------------------------------------------------- a live resume keeps its claim
+
+
+async def test_a_live_resume_whose_call_outlasts_several_leases_is_never_taken_over(
+    store: Store, runner: Runner, bank: ModuleType, pause: Any
+) -> None:
+    [paused] = await pause("return await bank.transfer(4, 'long', 120)")
+    lease = 1.0
+    task = asyncio.create_task(
+        resolve(store, runner, bank.HOSTS, {paused.id: True}, approver="al", lease_s=lease)
+    )
+    deadline = time.monotonic() + 60
+    while not bank.rows("start", "long"):  # the approved call runs (a sync one, on a thread)
+        assert time.monotonic() < deadline and not task.done()
+        await asyncio.sleep(0.02)
+    leases: set[float] = set()
+    while len(leases) < 10:  # ten renewals seen: the call has outlasted three leases
+        assert time.monotonic() < deadline + 60, leases
+        held = await asyncio.to_thread(store.get_approval, paused.id)
+        assert held.state() == "executing"
+        leases.add(held.claim_expires_at or 0)
+        with pytest.raises(ApprovalConflict, match="being resumed"):
+            await asyncio.to_thread(take, store, paused.id, "thief", lease)
+        assert await asyncio.to_thread(store.settle_lapsed) == []
+        assert await asyncio.to_thread(store.resumable) == []
+        await asyncio.sleep(0.1)
+    bank.release("long")
+    done = await task
+    assert done.result is not None and done.result.status == "ok" and not done.warnings
+    assert store.get_approval(paused.id).status == "approved"
+    assert bank.rows() == [("long", 4)]
+
+
+def test_a_machine_two_hours_fast_neither_steals_nor_stretches_a_lease(
+    postgres_spec: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    right, fast = open_spec(postgres_spec), open_spec(postgres_spec)
+    try:
+        right.add_approvals([approval("int_1"), approval("int_3", token="tok-3")])
+        right.record_decisions({"int_1": True}, decided_by="alice", decision_id="dec_a")
+        live = take(right, "int_1", "right")
+        right.start_batch(live)
+        assert right.renew_batch(live, lease_s=LEASE_S)
+        with clock_off_by(monkeypatch, TWO_HOURS):  # by its clock, that lease ran out 2 h ago
+            assert fast.resumable() == [] and fast.settle_lapsed() == []
+            with pytest.raises(ApprovalConflict, match="being resumed by right"):
+                take(fast, "int_1", "fast")
+            # Its own lease, renewed by its clock, would outlast every other machine's 2 h.
+            fast.record_decisions({"int_3": True}, decided_by="bob", decision_id="dec_b")
+            mine = take(fast, "int_3", "fast")
+            assert fast.renew_batch(mine, lease_s=LEASE_S)
+        with clock_off_by(monkeypatch, -TWO_HOURS):  # and a slow one's lease is no shorter
+            assert fast.renew_batch(mine, lease_s=LEASE_S)
+        held = right.get_approval("int_3")
+        assert held.state() == "claimed"
+        assert 0 < held.claim_expires_at - time.time() <= LEASE_S + 5
+        assert right.get_approval("int_1").state() == "executing"
+    finally:
+        right.close()
+        fast.close()

@@ -192,6 +192,7 @@ class Heartbeat:
         self.lease_s = lease_s
         self.lost: str | None = None
         self.beats = 0
+        self._settling = False
         self._stop = threading.Event()
         self._thread = threading.Thread(target=self._beat, name="run-repl-lease", daemon=True)
 
@@ -207,6 +208,8 @@ class Heartbeat:
             except Exception:  # the store is away: the next beat tries again (it may lapse)
                 continue
             self.beats += 1
+            if not held and self._settling:
+                return  # its own resume's outcome ended the claim: nothing was lost
             if not held:
                 self.lost = (
                     f"the claim on approval {self.claim.first.id} was lost at "
@@ -214,6 +217,11 @@ class Heartbeat:
                     "up) and another process took the batch over or settled it"
                 )
                 return
+
+    def settling(self) -> None:
+        """The resume records its outcome now: the lease is still renewed meanwhile (a
+        server store may wait to reconnect), and a claim its own settling ended is not lost."""
+        self._settling = True
 
     def stop(self) -> None:
         self._stop.set()
@@ -337,7 +345,9 @@ async def _resume(
 ) -> tuple[RunResult, Claim | None]:
     beat = Heartbeat(store, claim, ttl).start()
     try:
-        return await _resume_held(store, runner, host_functions, claim, ttl, warnings, run_kwargs)
+        return await _resume_held(
+            store, runner, host_functions, claim, ttl, warnings, run_kwargs, beat.settling
+        )
     finally:
         beat.stop()
         if beat.lost:
@@ -352,6 +362,7 @@ async def _resume_held(
     ttl: float,
     warnings: list[str],
     run_kwargs: Mapping[str, Any],
+    settling: Callable[[], None],
 ) -> tuple[RunResult, Claim | None]:
     first = claim.first
     returned: list[RunResult] = []
@@ -370,6 +381,7 @@ async def _resume_held(
     except BaseException as exc:
         # The end was not seen: the store decides from whether the guard passed
         # (then the approvals are final, never pending), else releases them.
+        settling()
         try:
             store.finish_batch(
                 claim, ResumeReport(ended=False, why=_interrupted_why(exc)), ttl_s=ttl
@@ -396,6 +408,7 @@ async def _resume_held(
         warnings.append(f"the run was not kept in the history: {exc}")
     except asyncio.CancelledError as exc:
         cancelled = exc
+    settling()
     try:
         after = await _store_call(
             store.finish_batch,

@@ -176,6 +176,36 @@ async def test_every_step_of_a_resume_elsewhere_is_said_in_words(data_dir: Path)
     assert not published(data_dir, "draft_01")
 
 
+async def test_a_claim_given_back_before_its_resume_started_is_asked_here_again(
+    data_dir: Path,
+) -> None:
+    """Another approver took the run and gave it back before anything ran (cancelled):
+    the approval waits for a decision again, and this run's prompt asks it again."""
+    app = make_app(data_dir)
+    other = other_workspace(data_dir)
+    try:
+        async with app.run_test(size=SIZE) as pilot:
+            approval_id = await paused_here(app, pilot, PUBLISH_FIRST)
+            prompt = app.query_one(ApprovalPrompt)
+            claim = other.store.claim_batch(
+                {approval_id: True},
+                claim_id="clm_back",
+                claimed_by="alice@laptop pid 123",
+                decided_by="alice",
+                ttl_s=300,
+            )
+            await until_true(pilot, lambda: prompt.current is None)
+            await until_true(pilot, lambda: "alice@laptop pid 123" in status(app).detail)
+            other.store.finish_batch(claim, ResumeReport(ended=False, why="cancelled"), ttl_s=300)
+            await until_true(pilot, lambda: prompt.current is not None)
+            assert prompt.current is not None and prompt.current.id == approval_id
+            assert "waiting for approval again" in status(app).detail
+            assert app.focused is not prompt  # shown, never focused
+    finally:
+        other.close()
+    assert app.ws.store.get_approval(approval_id).state() == "pending"
+
+
 async def test_a_stuck_resume_elsewhere_is_shown_then_its_recovery(data_dir: Path) -> None:
     app = make_app(data_dir)
     other = other_workspace(data_dir)

@@ -675,7 +675,9 @@ class MainScreen(Screen[None]):
                 ]
             )
             self.status.detail = f"{progress.resumed_in}: reading its run from the store…"
-            self.runs.show_resumed(progress.resumed_run_id, progress.resumed_in, state="approved")
+            self.runs.show_resumed(
+                progress.resumed_run_id, progress.resumed_in, state=progress.ended_as
+            )
             return
         if changed:
             self.logs.add_lines(
@@ -788,9 +790,11 @@ class MainScreen(Screen[None]):
         except NoMatches:  # the screen is coming down (the app closing): nothing to show
             inbox.take(event)
             return
-        # While a run decided elsewhere is followed, its next questions may be in this
-        # list before its run reaches the screen: announced later if they are not its own.
-        busy = self.running or self.followed is not None
+        # While a run decided elsewhere is being carried out, its next questions may be in
+        # this list before its run reaches the screen: announced later if not its own.
+        followed = self.followed
+        carried_out = followed is not None and not prompt.asking & followed.ids
+        busy = self.running or carried_out
         news = inbox.news(event, prompt.queue, decided=self.runs.decisions, running=busy)
         if news is None:
             return

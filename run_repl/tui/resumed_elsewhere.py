@@ -45,6 +45,8 @@ class Progress:
     resumed_run_id: str | None = None
     resumed_in: str | None = None
     """`approved by alice, resumed in alice@laptop pid 123`: the resumed run's line."""
+    ended_as: str = ""
+    """The plainest final state of the batch (ENDED_ORDER), once it has ended."""
 
     @property
     def ended(self) -> bool:
@@ -66,10 +68,11 @@ def run_progress(approvals: Sequence[PendingApproval], now: float | None = None)
         return Progress("stuck", words)
     if not all(a.final for a in approvals):
         return Progress("waiting", words)
+    ended = next(s for s in ENDED_ORDER if s in states)
     resumed = next((a for a in approvals if a.resumed_run_id), None)
     if resumed is not None and all(s in ("approved", "denied") for s in states):
         where = resumed.claimed_by or "another process"
         decided = ", ".join(dict.fromkeys(decided_words(a) for a in approvals))
-        return Progress("resumed", words, resumed.resumed_run_id, f"{decided}, resumed in {where}")
-    ended = next(s for s in ENDED_ORDER if s in states)
-    return Progress(ended, words)
+        line = f"{decided}, resumed in {where}"
+        return Progress("resumed", words, resumed.resumed_run_id, line, ended)
+    return Progress(ended, words, ended_as=ended)

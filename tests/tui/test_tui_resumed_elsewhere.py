@@ -17,7 +17,7 @@ from tui_helpers import SIZE, make_app, run_to_end, set_source, settle
 
 from run_repl.store import PendingApproval
 from run_repl.store.approvals.flow import recover
-from run_repl.store.records import ResumeReport
+from run_repl.store.records import CallFacts, ResumeReport
 from run_repl.tui.app import RunReplApp
 from run_repl.tui.approvals_inbox import ApprovalsInbox
 from run_repl.tui.components.approval_prompt import ApprovalPrompt
@@ -206,6 +206,38 @@ async def test_a_claim_given_back_before_its_resume_started_is_asked_here_again(
     assert app.ws.store.get_approval(approval_id).state() == "pending"
 
 
+async def test_a_resume_elsewhere_whose_run_is_not_in_the_history_says_so(
+    data_dir: Path,
+) -> None:
+    """The approvals ended (approved, the call ran) but the store has no record of the run
+    that resumed: the IDE says how they ended and that the run cannot be read."""
+    app = make_app(data_dir)
+    other = other_workspace(data_dir)
+    try:
+        async with app.run_test(size=SIZE) as pilot:
+            approval_id = await paused_here(app, pilot, PUBLISH_FIRST)
+            claim = other.store.claim_batch(
+                {approval_id: True},
+                claim_id="clm_lost",
+                claimed_by="alice@laptop pid 123",
+                decided_by="alice",
+                ttl_s=300,
+            )
+            other.store.start_batch(claim)
+            report = ResumeReport(
+                ended=True,
+                run_id="run_never_kept",
+                status="ok",
+                calls={approval_id: CallFacts(decision="approved", ok=True)},
+            )
+            other.store.finish_batch(claim, report, ttl_s=300)
+            await until_true(pilot, lambda: status(app).state == "approved")
+            assert "run_never_kept is not in the history" in status(app).detail
+            assert not app.main.running and app.query_one(ApprovalPrompt).current is None
+    finally:
+        other.close()
+
+
 async def test_a_stuck_resume_elsewhere_is_shown_then_its_recovery(data_dir: Path) -> None:
     app = make_app(data_dir)
     other = other_workspace(data_dir)
@@ -272,6 +304,8 @@ async def test_a_resume_elsewhere_that_pauses_again_asks_here(
             assert status(app).state == "interrupted"
             assert "first one done" in log_texts(app)
             assert published(data_dir, "draft_01") and not published(data_dir, "draft_02")
+            # Its question was listed before its run arrived: never announced as another's.
+            assert not [n for n in app._notifications if "another run" in n.message]
             await pilot.press("f3", "y")
             await settle(pilot)
             assert status(app).state == "ok"
@@ -311,6 +345,28 @@ async def test_a_second_question_decided_elsewhere_too_is_followed_to_its_end(
     finally:
         other.close()
     assert published(data_dir, "draft_02")
+
+
+async def test_while_this_run_asks_another_runs_approval_is_announced_at_once(
+    data_dir: Path,
+) -> None:
+    """Following the paused run on screen holds back no news: an approval of another
+    run, made while this run's prompt asks, is announced as it comes."""
+    app = make_app(data_dir)
+    other = other_workspace(data_dir)
+    try:
+        async with app.run_test(size=SIZE) as pilot:
+            await paused_here(app, pilot, PUBLISH_FIRST)
+            assert app.main.followed is not None
+            await other.run("return await documents.publish('draft_02')")
+
+            def announced() -> bool:
+                return any("another run" in n.message for n in app._notifications)
+
+            await until_true(pilot, announced)
+            assert app.query_one(ApprovalPrompt).current is not None
+    finally:
+        other.close()
 
 
 async def test_typing_while_the_result_arrives_decides_nothing(data_dir: Path) -> None:
@@ -419,7 +475,7 @@ def test_a_batch_resumed_elsewhere_names_its_run_and_where() -> None:
     ]
     progress = run_progress(both)
     assert progress.state == "resumed" and progress.ended
-    assert progress.resumed_run_id == "run_2"
+    assert progress.resumed_run_id == "run_2" and progress.ended_as == "denied"
     assert progress.resumed_in == (
         "approved by alice, denied by alice, resumed in alice@laptop pid 123"
     )

@@ -7,12 +7,15 @@ Nothing about that arrival decides anything."""
 from __future__ import annotations
 
 import asyncio
+import os
+import secrets
 import sqlite3
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any, cast
 
 import forked_cli
+import pytest
 from tui_helpers import SIZE, make_app, run_to_end, set_source, settle
 
 from run_repl.store import PendingApproval
@@ -57,10 +60,37 @@ async def cli(data_dir: Path, *args: str) -> tuple[int, str, str]:
         *forked_cli.command(*args, "--data-dir", str(data_dir)),
         stdout=asyncio.subprocess.PIPE,
         stderr=asyncio.subprocess.PIPE,
-        env={**__import__("os").environ, "RUN_REPL_APPROVER": "carol"},
+        env={**os.environ, "RUN_REPL_APPROVER": "carol"},
     )
     out, err = await proc.communicate()
     return proc.returncode or 0, out.decode(), err.decode()
+
+
+@pytest.fixture(params=["sqlite", "postgres"])
+def team_dir(
+    request: pytest.FixtureRequest, data_dir: Path, monkeypatch: pytest.MonkeyPatch
+) -> Iterator[Path]:
+    """The data directory, its store SQLite in it or a team's PostgreSQL schema of its
+    own (every workspace and CLI process of the test opens the same one)."""
+    if request.param == "sqlite":
+        yield data_dir
+        return
+    url = os.environ.get("RUN_REPL_TEST_PG_URL")
+    if not url:
+        if os.environ.get("RUN_REPL_CI"):
+            pytest.fail("no PostgreSQL test server in CI (RUN_REPL_TEST_PG_URL)")
+        pytest.skip("no PostgreSQL test server (RUN_REPL_TEST_PG_URL)")
+    schema = f"t_tui_{secrets.token_hex(6)}"
+    config = Path(os.environ["RUN_REPL_CONFIG_DIR"])
+    config.mkdir(parents=True, exist_ok=True)
+    (config / "config.toml").write_text(f'[store]\nschema = "{schema}"\n')
+    monkeypatch.setenv("RUN_REPL_STORE_URL", url)
+    yield data_dir
+    import psycopg
+    from psycopg import sql
+
+    with psycopg.connect(url, autocommit=True) as conn:
+        conn.execute(sql.SQL("DROP SCHEMA IF EXISTS {} CASCADE").format(sql.Identifier(schema)))
 
 
 def other_workspace(data_dir: Path) -> Workspace:
@@ -68,7 +98,7 @@ def other_workspace(data_dir: Path) -> Workspace:
     return open_workspace(None, data_dir_override=str(data_dir))
 
 
-async def until_true(pilot: Any, condition: Callable[[], bool], rounds: int = 3000) -> None:
+async def until_true(pilot: Any, condition: Callable[[], bool], rounds: int = 6000) -> None:
     """Process messages until `condition()` holds: the change comes through the store's
     watch from another store object, so this waits on the state, a bounded number of
     rounds (the bound only fails a test that would hang)."""
@@ -102,15 +132,16 @@ def log_texts(app: RunReplApp) -> list[str]:
 
 # ---------------------------------------------------------------- the result, shown here
 async def test_a_run_approved_in_a_shell_shows_its_logs_calls_and_value_here(
-    data_dir: Path,
+    team_dir: Path,
 ) -> None:
     """`run-repl approvals approve ID` in another process resumes the IDE's paused run; the
     IDE shows that resumed run as its own: the logs after the answer, the publish call,
     the value (3000 items, paged from the store by its value_ref) and the status."""
-    app = make_app(data_dir)
+    app = make_app(team_dir)
+    assert app.ws.persistent and not app.ws.warnings, app.ws.warnings  # the store asked for
     async with app.run_test(size=SIZE) as pilot:
         approval_id = await paused_here(app, pilot, LOGGED_PUBLISH)
-        code, _out, err = await cli(data_dir, "approvals", "approve", approval_id)
+        code, _out, err = await cli(team_dir, "approvals", "approve", approval_id)
         assert code == 0, err
         await until_true(pilot, lambda: status(app).state == "ok")
         await settle(pilot)
@@ -139,7 +170,7 @@ async def test_a_run_approved_in_a_shell_shows_its_logs_calls_and_value_here(
         assert "resumed in" in status(app).detail and "carol" in status(app).detail
         assert not app.main.running
         assert app.query_one(ApprovalPrompt).current is None
-    assert published(data_dir, "draft_01")
+    assert published(team_dir, "draft_01")
 
 
 async def test_every_step_of_a_resume_elsewhere_is_said_in_words(data_dir: Path) -> None:

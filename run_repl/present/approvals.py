@@ -73,6 +73,43 @@ def describe_state(approval: PendingApproval, now: float | None = None) -> str:
     return text
 
 
+def decided_words(approval: PendingApproval) -> str:
+    """`approved by alice` (`via claude-code`), or "decided" when nobody is named."""
+    if not approval.decision:
+        return "decided"
+    verb = "approved" if approval.decision == "approve" else "denied"
+    by = f"{verb} by {approval.decided_by or 'someone'}"
+    return by + (f" via {approval.decided_via}" if approval.decided_via else "")
+
+
+def progress_words(approval: PendingApproval, now: float | None = None) -> str:
+    """Where a run's approval stands, for the person whose run it is and who did not
+    decide it (one line, plain text): who decided, where it is being resumed, how it
+    ended. `approved by alice — resuming in alice@laptop pid 123`."""
+    state = approval.state(now)
+    decided = decided_words(approval)
+    where = approval.claimed_by or "another process"
+    if state == "pending":
+        return "waiting for a decision" + (f" ({approval.note})" if approval.note else "")
+    if state == "queued":
+        return f"{decided} — waiting for its run to resume"
+    if state == "claimed":
+        return f"{decided} — about to resume in {where}"
+    if state == "executing":
+        return f"{decided} — resuming in {where} since {_when(approval.executing_at)}"
+    if state == "stuck":
+        return (
+            f"{decided} — STUCK: its resume in {where} started {_when(approval.executing_at)} "
+            "and never finished, so its calls may have run"
+        )
+    if state == "unfinished":
+        note = f" ({approval.note})" if approval.note else ""
+        return f"{decided} — unfinished in {where}, outcome unknown{note}"
+    if state in ("approved", "denied"):
+        return f"{decided} — resumed in {where}"
+    return f"{decided} — {state}" + (f": {approval.note}" if approval.note else "")
+
+
 def marked_fragments(text: str, style: str = "") -> Line:
     """`text` on one line, with each run of WHITESPACE_RUN+ blanks shown as `⟨30 spaces⟩`,
     each line break as `⟨newline⟩` (`⟨tab⟩`, `⟨U+2028⟩`, ...) and each invisible character

@@ -10,6 +10,10 @@ every widget. Deciding and recovering are workers too: they call the store's
 flow (`ws.decide`, `recover`) and post what became of it (`InboxOutcome`),
 so the screen never waits on a run or on the store.
 
+The watcher also reads, by id, the approvals of the run on this IDE's screen
+(`follow`): at every change, whatever their state, so the screen hears who decided
+them, where they are being resumed and how that ended (`resumed_elsewhere.py`).
+
 The pure part (`InboxRow`, `blocked_reason`, `outcome_lines`) is tested without an app.
 """
 
@@ -235,6 +239,11 @@ class ApprovalsInbox:
     """Approvals of the run on screen that the store listed open at least once."""
     unannounced: set[str] = field(default_factory=set)
     """New approvals listed while a run of ours ran: announced once it has ended."""
+    following: frozenset[str] = frozenset()
+    """The approvals of the run on screen the watcher reads at every change (`follow`)."""
+    _poke: asyncio.Event = field(default_factory=asyncio.Event)
+    _followed_due: float | None = None
+    """When a followed approval's claim runs out (it is stuck then, with no change)."""
 
     @property
     def here(self) -> frozenset[str]:
@@ -252,6 +261,16 @@ class ApprovalsInbox:
             exit_on_error=False,
         )
 
+    def follow(self, ids: Collection[str]) -> None:
+        """Read these approvals (the run on screen's) at every change, and now."""
+        self.following = frozenset(ids)
+        self._followed_due = None
+        self._poke.set()
+
+    def unfollow(self) -> None:
+        self.following = frozenset()
+        self._followed_due = None
+
     async def _watch(self) -> None:
         store = self.ws.store
         since: int | None = None
@@ -261,15 +280,61 @@ class ApprovalsInbox:
                 if since is None:
                     version = int(await asyncio.to_thread(store.approvals_version))
                 else:
-                    version = await wait_for_approvals_change(store, since, WATCH_TIMEOUT_S)
-                if version != since or time.monotonic() - listed_at >= RELIST_S:
+                    version = await self._next_version(since)
+                poked = self._poke.is_set()
+                self._poke.clear()  # a follow() during the reads below asks again
+                due = self._followed_due is not None and time.time() >= self._followed_due
+                if poked or due or version != since or time.monotonic() - listed_at >= RELIST_S:
                     approvals = await asyncio.to_thread(open_approvals, store)
+                    followed = await self._read_followed()
                     listed_at = time.monotonic()
                     since = version
-                    self.owner.post_message(ApprovalsChanged(version, approvals))
+                    self.owner.post_message(ApprovalsChanged(version, approvals, followed=followed))
             except (StoreError, OSError, ValueError) as exc:
                 self.owner.post_message(ApprovalsChanged(since or 0, None, problem=str(exc)))
                 await asyncio.sleep(RETRY_S)
+            except Exception as exc:  # a bug must not end the watching for the app's life
+                problem = f"{type(exc).__name__}: {exc}"
+                self.owner.post_message(ApprovalsChanged(since or 0, None, problem=problem))
+                await asyncio.sleep(RETRY_S)
+
+    async def _next_version(self, since: int) -> int:
+        """The store's change watch, cut short by `follow` (a run to follow from now),
+        and by a followed claim running out (it is stuck then, and nothing changes)."""
+        timeout = WATCH_TIMEOUT_S
+        if self._followed_due is not None:
+            timeout = max(0.0, min(timeout, self._followed_due - time.time()))
+        change = asyncio.ensure_future(wait_for_approvals_change(self.ws.store, since, timeout))
+        poke = asyncio.ensure_future(self._poke.wait())
+        try:
+            await asyncio.wait({change, poke}, return_when=asyncio.FIRST_COMPLETED)
+        finally:
+            poke.cancel()
+            if not change.done():
+                change.cancel()  # its watch stops (the waiter holds no thread)
+            # Both end before this returns: a cancelled wait is over once awaited.
+            await asyncio.gather(change, poke, return_exceptions=True)
+        if change.cancelled():
+            return since
+        return change.result()
+
+    async def _read_followed(self) -> list[PendingApproval] | None:
+        ids = self.following
+        if not ids:
+            return None
+        store = self.ws.store
+        found = await asyncio.to_thread(lambda: [store.get_approval(i) for i in sorted(ids)])
+        followed = [a for a in found if a is not None]
+        if ids != self.following:  # followed something else meanwhile: read that next time
+            return None
+        # A claim that runs out changes a state with no write: stuck, or pending again.
+        expiring = [
+            a.claim_expires_at
+            for a in followed
+            if a.claim_expires_at is not None and a.claim_live()
+        ]
+        self._followed_due = min(expiring) if expiring else None
+        return followed
 
     def take(self, event: ApprovalsChanged) -> None:
         """Keep what the watcher read (the main screen calls this from its handler)."""

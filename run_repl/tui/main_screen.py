@@ -7,6 +7,11 @@ Runs are workers that never touch widgets: they post messages to this screen, an
 
     RunSubmitted -> LogReceived... / CallUpdated... -> RunFinished
                                                     or RunInterrupted -> ApprovalDecided... -> RunFinished
+
+A paused run decided elsewhere (another IDE, the CLI, an MCP client) is followed through
+the approvals watcher's lists (ApprovalsChanged.followed), said in words, and its resumed
+run, read from the store, arrives as LogReceived -> RunFinished | RunInterrupted, as a
+resume here would (resumed_elsewhere.py).
 """
 
 from __future__ import annotations
@@ -51,12 +56,14 @@ from .messages import (
     InboxOutcome,
     LogReceived,
     OpenInEditor,
+    ResumedRunUnreadable,
     RunDecidedElsewhere,
     RunFinished,
     RunInterrupted,
     RunQueued,
     RunSubmitted,
 )
+from .resumed_elsewhere import FollowedRun, run_progress
 from .run_controller import RunController
 from .screens.history import OpenSource, ShowStored
 from .screens.jump import JumpTarget
@@ -105,6 +112,8 @@ class MainScreen(Screen[None]):
         self.runs = RunController(self, ide.ws)
         self.approvals = ApprovalsInbox(self, ide.ws, asking=self._prompt_asks)
         self._focus_before_approval: Widget | None = None
+        self.followed: FollowedRun | None = None
+        """The paused run on screen's approvals, heard while someone else decides them."""
         self.catalog_choice: bool | None = None
         """The person's ctrl+b where it differs from what the width does (None: follow the
         width). Shown by hand on a narrow screen, it folds again once the screen crosses
@@ -453,6 +462,7 @@ class MainScreen(Screen[None]):
             self.notify("A run is in progress: escape cancels it.", severity="warning")
             return
         self._clear_panels()
+        self._unfollow()
         self.runs.start(event.source)
         self._started()
 
@@ -507,8 +517,13 @@ class MainScreen(Screen[None]):
             detail = value_size(result)
         elif result.error is not None:
             detail = str(result.error.code)
+        if event.resumed_in:
+            detail = f"{detail} · {event.resumed_in}" if detail else event.resumed_in
         self._show_outcome(result, state="cancelled" if cancelled else result.status, detail=detail)
-        if result.status == "ok":
+        if result.status == "ok" and event.resumed_in:
+            # Made in another process: its value is paged from the store by its value_ref.
+            self.value_view.show_stored(result, self.ws.runner.expand)
+        elif result.status == "ok":
             self.value_view.show_result(result, self.ws.runner.expand)
         elif result.error is not None:
             self.query_one(RunErrorView).show_error(result.error, event.source)
@@ -543,12 +558,16 @@ class MainScreen(Screen[None]):
         self.running = False
         ask = self.runs.interrupted(result)
         waiting = len(result.interruptions or [])
-        self._show_outcome(result, state="interrupted", detail=f"{waiting} waiting for approval")
+        detail = f"{waiting} waiting for approval"
+        if event.resumed_in:
+            detail += f" · {event.resumed_in}"
+        self._show_outcome(result, state="interrupted", detail=detail)
         if not ask:
             self._resume()
             return
         # Shown, never focused: what is being typed goes on going where it was going.
         self.query_one(ApprovalPrompt).ask(ask)
+        self._follow(result)
         self._announce_deferred()
         self._refresh_inbox_screen()
         self.refresh_bindings()
@@ -562,6 +581,7 @@ class MainScreen(Screen[None]):
             self._refocus_after_approval()
 
     def _resume(self) -> None:
+        self._unfollow()
         self.runs.resume()
         self._started()
         self.logs.add_lines(
@@ -591,15 +611,122 @@ class MainScreen(Screen[None]):
         if not self.runs.is_current(event.run_token):
             return
         self.running = False
+        paused = self.runs.result
+        following = event.decided and paused is not None and bool(paused.interruptions)
+        detail = (
+            "decided elsewhere: its resume is followed here"
+            if following
+            else f"not resumed here: see the history ({self.key_hints.keys('app.history')})"
+        )
         self.status.finish(
             "interrupted",
             duration_ms=None,
             calls=len(self.calls.calls),
             memory=None,
-            detail=f"not resumed here: see the history ({self.key_hints.keys('app.history')})",
+            detail=detail,
         )
         self.notify(event.message, title="Approval", severity="warning", timeout=12)
+        if following and paused is not None:
+            self._follow(paused)
         self._announce_deferred()
+
+    # ------------------------------------------------------------------ decided elsewhere
+    def _follow(self, paused: RunResult) -> None:
+        """Hear every change of this paused run's approvals (another process may decide
+        them): the watcher reads them at each change of the store, from now."""
+        ids = frozenset(it.id for it in paused.interruptions or [])
+        if not ids or not self.ws.persistent:
+            return  # in memory: only this IDE can decide them
+        self.followed = FollowedRun(self.runs.token, ids)
+        self.approvals.follow(ids)
+
+    def _unfollow(self) -> None:
+        self.followed = None
+        self.approvals.unfollow()
+
+    def _followed_changed(self, approvals: list[PendingApproval]) -> None:
+        """The run's approvals as the store has them now: said in words; once they have
+        ended, the run that resumed elsewhere is read and shown as if it resumed here.
+        Only what others decided is read: nothing here decides anything."""
+        followed = self.followed
+        if followed is None or not self.runs.is_current(followed.token) or self.running:
+            return
+        mine = [a for a in approvals if a.id in followed.ids]
+        prompt = self.query_one(ApprovalPrompt)
+        if not mine or prompt.asking & followed.ids:
+            return  # still asked here: nobody else decided them
+        progress = run_progress(mine)
+        if progress.state == "deciding":
+            self._ask_again([a.id for a in mine if a.state() == "pending"], prompt)
+            return
+        changed = progress.words != followed.said
+        followed.said = progress.words
+        if progress.state == "resumed" and progress.resumed_run_id and progress.resumed_in:
+            self._unfollow()
+            self.logs.clear()
+            self.query_one(RunErrorView).show_error(None)
+            self.logs.add_lines(
+                [
+                    LogLine(
+                        level="info",
+                        text=f"— {progress.resumed_in}: the snippet replayed from the start —",
+                        at_ms=0,
+                    )
+                ]
+            )
+            self.status.detail = f"{progress.resumed_in}: reading its run from the store…"
+            self.runs.show_resumed(
+                progress.resumed_run_id, progress.resumed_in, state=progress.ended_as
+            )
+            return
+        if changed:
+            self.logs.add_lines(
+                [LogLine(level="info", text=f"approval: {progress.words}", at_ms=0)]
+            )
+        inbox_keys = self.key_hints.keys("app.approvals")
+        if progress.ended:
+            self._unfollow()
+            self._ended_elsewhere(progress.state, progress.words)
+        elif progress.state == "stuck":
+            self.status.finish(
+                "stuck",
+                duration_ms=None,
+                calls=len(self.calls.calls),
+                memory=None,
+                detail=f"{progress.words}: {inbox_keys} opens the inbox, R recovers it",
+            )
+            if changed:
+                self.notify(progress.words, title="Approval", severity="error", timeout=12)
+        else:
+            self.status.detail = progress.words
+
+    def _ask_again(self, pending: list[str], prompt: ApprovalPrompt) -> None:
+        """A claim elsewhere ran out before its resume started: nothing ran, the
+        approvals wait for a decision again, and this run's prompt asks them again."""
+        paused = self.runs.result
+        ask = [it for it in (paused.interruptions or []) if it.id in pending] if paused else []
+        if ask:
+            prompt.ask(ask)
+            self.status.detail = f"{len(ask)} waiting for approval again"
+
+    def _ended_elsewhere(self, state: str, words: str) -> None:
+        """The run's approvals ended elsewhere with no run to show (outcome unknown,
+        failed, or its run unreadable): said plainly, on the status line and in a toast."""
+        self.status.finish(
+            state, duration_ms=None, calls=len(self.calls.calls), memory=None, detail=words
+        )
+        self.notify(
+            words,
+            title="Approval",
+            severity="information" if state == "approved" else "warning",
+            timeout=12,
+        )
+        self._announce_deferred()
+
+    @on(ResumedRunUnreadable)
+    def _resumed_unreadable(self, event: ResumedRunUnreadable) -> None:
+        if self.runs.is_current(event.run_token):
+            self._ended_elsewhere(event.state, f"resumed elsewhere; {event.message}")
 
     # ------------------------------------------------------------------ the host catalog
     def action_toggle_catalog(self) -> None:
@@ -663,12 +790,19 @@ class MainScreen(Screen[None]):
         except NoMatches:  # the screen is coming down (the app closing): nothing to show
             inbox.take(event)
             return
-        news = inbox.news(event, prompt.queue, decided=self.runs.decisions, running=self.running)
+        # While a run decided elsewhere is being carried out, its next questions may be in
+        # this list before its run reaches the screen: announced later if not its own.
+        followed = self.followed
+        carried_out = followed is not None and not prompt.asking & followed.ids
+        busy = self.running or carried_out
+        news = inbox.news(event, prompt.queue, decided=self.runs.decisions, running=busy)
         if news is None:
             return
         gone = [it.path for it in (prompt.drop(i) for i in news.drop) if it is not None]
         if gone:
             self._decided_elsewhere_here(gone, prompt)
+        if event.followed is not None:
+            self._followed_changed(event.followed)
         self.status.approvals = inbox.waiting
         if news.waiting_note:
             self.notify(
@@ -704,8 +838,10 @@ class MainScreen(Screen[None]):
         if prompt.current is None:
             if self.runs.decisions:
                 self._resume()
-            else:
+            elif self.followed is None:
                 self.status.detail = f"decided elsewhere: its run goes on there ({self.key_hints.keys('app.history')} history)"
+            else:
+                self.status.detail = "decided elsewhere: its resume is followed here"
             self._refocus_after_approval()
 
     @on(InboxOutcome)

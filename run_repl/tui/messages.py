@@ -5,6 +5,11 @@ RunSubmitted -> LogReceived... / CallUpdated... -> RunFinished
                                                    (RunQueued: another approver holds the run;
                                                     RunDecidedElsewhere: it did not resume here)
 
+Decided elsewhere (another IDE, the CLI, an MCP client): ApprovalsChanged carries the
+run's own approvals at each change -> words on the status line -> LogReceived /
+RunFinished | RunInterrupted of the run resumed there, read from the store (or
+ResumedRunUnreadable).
+
 The approvals inbox: ApprovalsChanged (the store's open approvals, from any
 process) -> a decision -> InboxOutcome.
 
@@ -47,12 +52,17 @@ class RunFinished(Message):
     run_token: int
     result: RunResult
     source: str
+    resumed_in: str | None = None
+    """Resumed in another process (`approved by alice, resumed in alice@laptop pid 123`),
+    read from the store; None: it ran here."""
 
 
 @dataclass
 class RunInterrupted(Message):
     run_token: int
     result: RunResult
+    resumed_in: str | None = None
+    """As RunFinished's: the resume that paused again ran in another process."""
 
 
 @dataclass
@@ -70,6 +80,18 @@ class RunDecidedElsewhere(Message):
     store could not record the decision (`message` says which)."""
 
     run_token: int
+    message: str
+    decided: bool = True
+    """Someone else decided or holds it (False: the store could not record the decision)."""
+
+
+@dataclass
+class ResumedRunUnreadable(Message):
+    """The run's approvals ended elsewhere, and the run that resumed could not be read
+    from the store (`message` says why); `state`: how the approvals ended."""
+
+    run_token: int
+    state: str
     message: str
 
 
@@ -99,6 +121,9 @@ class ApprovalsChanged(Message):
     version: int
     approvals: list[PendingApproval] | None
     problem: str | None = None
+    followed: list[PendingApproval] | None = None
+    """The approvals of the run on screen (`ApprovalsInbox.following`), read by id
+    whatever their state (None: none followed, or not read)."""
 
 
 @dataclass

@@ -24,11 +24,15 @@ from ..workspace import Workspace
 from .messages import (
     CallUpdated,
     LogReceived,
+    ResumedRunUnreadable,
     RunDecidedElsewhere,
     RunFinished,
     RunInterrupted,
     RunQueued,
 )
+
+LOG_PAGE = 1000
+"""Log lines read from the store per page (the most `Runner.expand` gives)."""
 
 FLUSH_SECONDS = 0.05
 """Logs reach the screen in batches, so a chatty snippet cannot flood it; the first
@@ -124,7 +128,8 @@ class RunController:
             # Decided or carried out by someone else (the inbox of another IDE, the CLI),
             # or the store could not record the decision: nothing of this resume ran.
             self.flush_logs()
-            owner.post_message(RunDecidedElsewhere(token, str(exc)))
+            decided = isinstance(exc, ApprovalConflict)
+            owner.post_message(RunDecidedElsewhere(token, str(exc), decided=decided))
             return
         except Exception as exc:  # the engine answers with results: this is a bug or the store
             owner.post_message(
@@ -138,6 +143,59 @@ class RunController:
             owner.post_message(RunInterrupted(token, result))
         else:
             owner.post_message(RunFinished(token, result, source))
+
+    # ------------------------------------------------------------------ resumed elsewhere
+    def show_resumed(self, run_id: str, resumed_in: str, *, state: str) -> None:
+        """The run resumed in another process: read it from the store and post it as
+        this IDE's own resume posts its run (its logs, then RunFinished or RunInterrupted).
+        `state`: how its approvals ended, said if the run cannot be read."""
+        self.token += 1
+        self.cancel_event = None
+        self.pending_logs = []
+        self.owner.run_worker(
+            self._read_resumed(self.token, run_id, resumed_in, state),
+            name="resumed-elsewhere",
+            group="run",
+            exclusive=False,
+        )
+
+    async def _read_resumed(self, token: int, run_id: str, resumed_in: str, state: str) -> None:
+        owner = self.owner
+        try:
+            record = await asyncio.to_thread(self.ws.store.get_run, run_id)
+            if record is None or not record.envelope:
+                raise LookupError(f"run {run_id} is not in the history")
+            result = RunResult.model_validate(record.envelope)
+            logs = await self._stored_logs(result)
+        except (StoreError, OSError, ValueError, LookupError) as exc:
+            owner.post_message(ResumedRunUnreadable(token, state, str(exc).strip("'\"")))
+            return
+        owner.post_message(LogReceived(token, logs))
+        if result.status == "interrupted":
+            owner.post_message(RunInterrupted(token, result, resumed_in=resumed_in))
+        else:
+            source = self.source or record.source
+            owner.post_message(RunFinished(token, result, source, resumed_in=resumed_in))
+
+    async def _stored_logs(self, result: RunResult) -> list[LogLine]:
+        """The run's log lines: those inline in its result, then the rest from the store
+        (a run that logged more keeps them under `logs_ref`), as far as they can be read."""
+        logs = list(result.logs)
+        ref = result.logs_ref
+        total = result.logs_total - result.logs_dropped
+        while ref is not None and len(logs) < total:
+            try:
+                page = await asyncio.to_thread(self.ws.runner.expand, ref, len(logs), LOG_PAGE)
+                lines = [LogLine.model_validate(item) for item in page.items]
+            except Exception as exc:  # gone, or damaged: the lines read so far are shown
+                left = total - len(logs)
+                text = f"run-repl: {left:,} more log lines could not be read ({exc})"
+                logs.append(LogLine(level="warn", text=text, at_ms=0))
+                break
+            if not lines:
+                break
+            logs.extend(lines)
+        return logs
 
     def flush_logs(self) -> None:
         """Post the log lines gathered since the last batch (on the batch's timer, and

@@ -18,6 +18,10 @@ STATE_COLOUR = {
     "ok": "success",
     "error": "error",
     "cancelled": "error",
+    "stuck": "error",
+    "unfinished": "error",
+    "failed": "error",
+    "denied": "error",
 }
 """The theme colour of each state's pill (idle has none)."""
 

@@ -99,7 +99,9 @@ def _give(path: Path) -> None:
 class PgServer:
     """One server in `directory` (made if missing; removed by `stop`)."""
 
-    def __init__(self, directory: Path, *, fast: bool = False, options: tuple[str, ...] = ()) -> None:
+    def __init__(
+        self, directory: Path, *, fast: bool = False, options: tuple[str, ...] = ()
+    ) -> None:
         self.directory = Path(directory)
         self.fast = fast
         self.extra = options  # more `-c name=value` settings (a benchmark's statistics)

@@ -275,7 +275,12 @@ async def test_a_stuck_resume_elsewhere_is_shown_then_its_recovery(data_dir: Pat
     try:
         async with app.run_test(size=SIZE) as pilot:
             approval_id = await paused_here(app, pilot, PUBLISH_FIRST)
-            # A resume that passed its guard and whose claim ran out: stuck.
+            # Declared idempotent, so a resume that passed its guard and whose lease ran
+            # out waits for a takeover (stuck) rather than reading unfinished at once.
+            db = sqlite3.connect(other.store.path)  # type: ignore[attr-defined]
+            with db:
+                db.execute("UPDATE approvals SET idempotent = 1 WHERE id = ?", (approval_id,))
+            db.close()
             claim = other.store.claim_batch(
                 {approval_id: True},
                 claim_id="clm_dead",

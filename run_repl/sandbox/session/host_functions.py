@@ -20,6 +20,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from ..errors import HostFunctionsError
+from ..idempotency import is_idempotent
 
 IDENTIFIER = re.compile(r"^[A-Za-z_$][A-Za-z0-9_$]*$")
 
@@ -153,6 +154,7 @@ class HostFunction:
     is_async: bool
     approval: Any = None  # set by @requires_approval: an ApprovalSpec
     cli_only: Any = None  # set by @requires_cli: a CliOnlySpec
+    idempotent: bool = False  # set by @idempotent or @requires_approval(idempotent=True)
 
     @property
     def signature(self) -> str:
@@ -270,6 +272,7 @@ def build_manifest(host_functions: Any) -> HostManifest:
                     is_async_callable(value),
                     getattr(value, "__run_repl_approval__", None),
                     getattr(value, "__run_repl_cli__", None),
+                    is_idempotent(value),
                 )
                 tree[name] = True
             elif isinstance(value, Mapping | types.ModuleType) or (

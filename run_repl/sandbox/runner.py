@@ -35,7 +35,7 @@ from .resume.continuation import (
 from .resume.replay import ReplayPlan
 from .session.envelope import Envelope, build_envelope, log_chunks
 from .session.guest_errors import rewrite_positions
-from .session.host_functions import HostManifest, build_manifest
+from .session.host_functions import HostManifest, manifest_of
 from .session.pool import WorkerPool, default_pool
 from .session.scope_values import encode_values, values_digest
 from .session.session import CallCallback, LogCallback, ResumeGuard, RunSession
@@ -190,7 +190,7 @@ class Runner:
         problem = check_source(request.source, limits.max_source_bytes)
         if problem is not None:
             return _failed(run_id, problem)
-        manifest = build_manifest(request.host_functions)
+        manifest = manifest_of(request.host_functions)
         values_wire = encode_values(request.values, manifest.tree, limits.max_values_bytes)
         # Types are stripped in the worker (inside the run's deadline), not here.
         replay: ReplayPlan | None = None

@@ -351,7 +351,7 @@ def _parts(root: Any) -> list[Any] | None:
         if depth > 16:
             return False  # too deep: build_manifest says so
         module = isinstance(node, types.ModuleType)
-        if not module and not isinstance(node, Mapping):
+        if not module and type(node) is not dict and not isinstance(node, Mapping):
             return False
         out.append(node)
         if module:
@@ -363,14 +363,18 @@ def _parts(root: Any) -> list[Any] | None:
                 continue  # never a host function (and __builtins__ is a dict of its own)
             out.append(name)
             out.append(value)
-            if isinstance(value, Mapping) or (isinstance(value, types.ModuleType) and not module):
-                if not walk(value, depth + 1):
-                    return False
-            elif callable(value):
+            # In build_manifest's order: a callable is a function, whatever else it is.
+            if callable(value) and not isinstance(value, type | types.ModuleType):
                 out.append(getattr(value, "__run_repl_approval__", None))
                 out.append(getattr(value, "__run_repl_cli__", None))
                 out.append(getattr(value, IDEMPOTENT_MARK, None))
-            elif not module and not isinstance(value, str | int | float | bool | bytes | None):
+            elif type(value) is dict or isinstance(value, Mapping):
+                if not walk(value, depth + 1):
+                    return False
+            elif isinstance(value, types.ModuleType):
+                if not module and not walk(value, depth + 1):
+                    return False  # (a module's own imports are no part of its namespace)
+            elif not module and not isinstance(value, str | int | float | bool | bytes | type):
                 return False  # an object as a namespace: its members are made on each read
         out.append(_END)
         return True

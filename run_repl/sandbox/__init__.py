@@ -18,6 +18,7 @@ if TYPE_CHECKING:
     from .context import HostFunctionContext, Resume, get_host_function_context
     from .errors import ApprovalDenied, ErrorCode, HostError, RunReplError, ValuesError
     from .handles import handle
+    from .idempotency import idempotent
     from .limits import Limits
     from .result import CallRecord, Interruption, LogLine, RunErrorInfo, RunResult, ValueWindow
     from .runner import Runner, create_runner, run, run_sync
@@ -48,6 +49,7 @@ _HOMES = {
     "RunReplError": "errors",
     "ValuesError": "errors",
     "handle": "handles",
+    "idempotent": "idempotency",
     "Limits": "limits",
     "CallRecord": "result",
     "Interruption": "result",
@@ -102,6 +104,7 @@ __all__ = [
     "create_runner",
     "get_host_function_context",
     "handle",
+    "idempotent",
     "requires_approval",
     "requires_cli",
     "run",

@@ -14,6 +14,8 @@ from dataclasses import dataclass
 from fnmatch import fnmatchcase
 from typing import Any, Literal, TypeVar, overload
 
+from .idempotency import mark_idempotent
+
 F = TypeVar("F", bound=Callable[..., Any])
 
 Mode = Literal["ask", "deny", "allow"]
@@ -29,14 +31,19 @@ class ApprovalSpec:
 @overload
 def requires_approval(fn: F) -> F: ...
 @overload
-def requires_approval(*, message: str | Callable[..., str] | None = None) -> Callable[[F], F]: ...
+def requires_approval(
+    *, message: str | Callable[..., str] | None = None, idempotent: bool = False
+) -> Callable[[F], F]: ...
 
 
-def requires_approval(fn: Any = None, *, message: Any = None) -> Any:
+def requires_approval(fn: Any = None, *, message: Any = None, idempotent: bool = False) -> Any:
     """Mark a host function as needing a person's approval before it runs.
 
     @requires_approval(message=lambda draft_id: f"Publish draft {draft_id}?")
     async def publish(draft_id: str) -> dict: ...
+
+    `idempotent=True` also declares it safe to run again with the same
+    `get_host_function_context().idempotency_key` (see `run_repl.idempotent`).
     """
 
     def mark(f: F) -> F:
@@ -44,6 +51,8 @@ def requires_approval(fn: Any = None, *, message: Any = None) -> Any:
             f.__run_repl_approval__ = ApprovalSpec(message)  # type: ignore[attr-defined]  # a mark on the function
         except AttributeError:
             raise TypeError(f"requires_approval cannot mark {f!r}: wrap it in a function") from None
+        if idempotent:
+            mark_idempotent(f)
         return f
 
     if fn is not None:

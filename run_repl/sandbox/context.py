@@ -5,7 +5,8 @@ and in work it awaits; anywhere else it raises, and so does work the call left
 running once the call has settled (Python copies context variables into the
 tasks a function starts, so the engine ends each context when its call
 settles). `interrupt(payload)` ends the run as `interrupted`; when the run
-resumes, the same call is made again with `resume` set.
+resumes, the same call is made again with `resume` set. `idempotency_key` names
+the call across replays, resumes and takeovers (see `run_repl.sandbox.idempotency`).
 """
 
 from __future__ import annotations
@@ -16,6 +17,7 @@ import threading
 from dataclasses import dataclass, field
 from typing import Any
 
+from .idempotency import idempotency_key
 from .wire import codec
 from .wire.nesting import PAYLOAD_DEPTH
 
@@ -85,6 +87,15 @@ class HostFunctionContext:
     approval_wait_ms: float | None = None
     _interrupted: bool = field(default=False, repr=False)
     _settled: bool = field(default=False, repr=False)
+
+    @property
+    def idempotency_key(self) -> str:
+        """A string naming this call of this run chain: the same on every replay, on the
+        run resumed from a continuation (a new run id), and on another resume of that
+        continuation (another process taking over a dead one's resume); different for
+        every other call and every other run. Keep it with the call's effect and skip
+        an effect already kept under it: the call then happens exactly once."""
+        return idempotency_key(self.logical_run_id, self.request_index)
 
     def settle(self) -> None:
         """The call has its outcome: from now on nothing can fetch or act on this

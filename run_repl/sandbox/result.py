@@ -37,9 +37,18 @@ class _Envelope(BaseModel):
     @model_serializer(mode="wrap")
     def _drop_unset(self, handler: SerializerFunctionWrapHandler) -> dict[str, Any]:
         data = handler(self)
-        return {k: v for k, v in data.items() if v is not None or k in self._keep_null()}
+        keep_null, drop_false = self._keep_null(), self._drop_false()
+        return {
+            k: v
+            for k, v in data.items()
+            if (v is not None or k in keep_null) and (v is not False or k not in drop_false)
+        }
 
     def _keep_null(self) -> frozenset[str]:
+        return frozenset()
+
+    def _drop_false(self) -> frozenset[str]:
+        """Flags written only when true (an envelope that predates them reads the same)."""
         return frozenset()
 
 
@@ -119,9 +128,15 @@ class Interruption(_Envelope):
     path: str
     args: list[Any]
     payload: Any = None
+    # The function is declared idempotent (`@idempotent`, `@requires_approval(idempotent=
+    # True)`): it may run again with the same idempotency key. Written only when true.
+    idempotent: bool = False
 
     def _keep_null(self) -> frozenset[str]:
         return frozenset({"payload"})
+
+    def _drop_false(self) -> frozenset[str]:
+        return frozenset({"idempotent"})
 
 
 class RunStats(_Envelope):

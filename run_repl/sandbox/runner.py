@@ -35,7 +35,7 @@ from .resume.continuation import (
 from .resume.replay import ReplayPlan
 from .session.envelope import Envelope, build_envelope, log_chunks
 from .session.guest_errors import rewrite_positions
-from .session.host_functions import HostManifest, build_manifest
+from .session.host_functions import HostManifest, manifest_of
 from .session.pool import WorkerPool, default_pool
 from .session.scope_values import encode_values, values_digest
 from .session.session import CallCallback, LogCallback, ResumeGuard, RunSession
@@ -44,7 +44,7 @@ from .session.spec import RunHooks, RunSpec
 from .wire.codec import a_or_an
 from .wire.result_store import MemoryResultStore, Page, ResultStore, page_of
 
-RECENT_BYTES = 256 << 20  # values kept in memory while a disk store writes them behind
+RECENT_BYTES = 256 << 20  # values kept in memory too: recent ones page without a read
 
 
 @runtime_checkable
@@ -190,7 +190,7 @@ class Runner:
         problem = check_source(request.source, limits.max_source_bytes)
         if problem is not None:
             return _failed(run_id, problem)
-        manifest = build_manifest(request.host_functions)
+        manifest = manifest_of(request.host_functions)
         values_wire = encode_values(request.values, manifest.tree, limits.max_values_bytes)
         # Types are stripped in the worker (inside the run's deadline), not here.
         replay: ReplayPlan | None = None
@@ -346,12 +346,22 @@ class Runner:
             for item in stored:
                 self.store.put_items(item)
             return
-        # A store on disk takes a while for a big value: the first page must not
-        # wait. Keep the items here until the writer thread has them on disk.
+        # Durable before named: the result names these refs, and whoever reads it may
+        # page them from another process or server (or this one may die right after
+        # replying), so the run returns once the store has them. Off the event loop;
+        # the copy kept here pages them without a read of the store.
         for item in stored:
             self._recent.put_items(item)
-            self._writes.append(self._writer().submit(self.store.put_items, item))
         self._writes = [w for w in self._writes if not w.done()]
+        for item in stored:
+            try:
+                await asyncio.to_thread(self.store.put_items, item)
+            except Exception:
+                # The store failed (a full disk, a server gone longer than it waits):
+                # the result is not lost over it. This runner still pages the value, and
+                # the writer tries again behind (flush() waits for it, and says how it
+                # went).
+                self._writes.append(self._writer().submit(self.store.put_items, item))
 
     def _writer(self) -> concurrent.futures.ThreadPoolExecutor:
         if self._write_pool is None:
@@ -361,14 +371,15 @@ class Runner:
         return self._write_pool
 
     def flush(self, timeout: float | None = None) -> None:
-        """Wait until every stored value is in the store (a disk store writes behind)."""
+        """Wait until every stored value is in the store: a run returns once its values
+        are, except those whose write failed then, which are tried again behind."""
         pending, self._writes = self._writes, []
         for write in pending:
             write.result(timeout)
 
     def recent_run_of(self, ref: str) -> str | None:
-        """The run that made `ref`, when it is a value or log this runner stored and may
-        still be writing behind (the store does not have it yet); else None."""
+        """The run that made `ref`, when it is a value or log this runner stored recently
+        (the store may not have it, if writing it failed and is being tried again); else None."""
         stored = self._recent.get_items(ref)
         return stored.run_id if stored is not None else None
 

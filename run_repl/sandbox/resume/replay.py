@@ -63,6 +63,7 @@ class PendingInterrupt:
     path: str
     args: list[Any]
     payload: Any
+    idempotent: bool = False  # its function may run again with the same idempotency key
 
 
 # How the guest runtime schedules an awaited host call; a replay must schedule it

@@ -137,6 +137,7 @@ def _build(
                     path=i.path,
                     args=[jsonable(a) for a in i.args],
                     payload=jsonable(i.payload, PAYLOAD_DEPTH),
+                    idempotent=i.idempotent,
                 )
                 for i in outcome.interrupts
             ],

@@ -13,13 +13,18 @@ import functools
 import hashlib
 import inspect
 import json
+import operator
 import re
+import threading
 import types
+from collections import OrderedDict
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
 from ..errors import HostFunctionsError
+from ..idempotency import MARK as IDEMPOTENT_MARK
+from ..idempotency import is_idempotent
 
 IDENTIFIER = re.compile(r"^[A-Za-z_$][A-Za-z0-9_$]*$")
 
@@ -153,6 +158,7 @@ class HostFunction:
     is_async: bool
     approval: Any = None  # set by @requires_approval: an ApprovalSpec
     cli_only: Any = None  # set by @requires_cli: a CliOnlySpec
+    idempotent: bool = False  # set by @idempotent or @requires_approval(idempotent=True)
 
     @property
     def signature(self) -> str:
@@ -270,6 +276,7 @@ def build_manifest(host_functions: Any) -> HostManifest:
                     is_async_callable(value),
                     getattr(value, "__run_repl_approval__", None),
                     getattr(value, "__run_repl_cli__", None),
+                    is_idempotent(value),
                 )
                 tree[name] = True
             elif isinstance(value, Mapping | types.ModuleType) or (
@@ -294,6 +301,87 @@ def build_manifest(host_functions: Any) -> HostManifest:
         )
     tree = walk(host_functions, "", 0)
     return HostManifest(functions, tree, _digest(sorted(functions)), tuple(skipped))
+
+
+MANIFESTS_KEPT = 16  # hosts whose manifest is kept (each entry holds its host alive)
+_manifests: OrderedDict[int, tuple[Any, list[Any], HostManifest]] = OrderedDict()
+_manifests_lock = threading.Lock()
+
+
+def manifest_of(host_functions: Any) -> HostManifest:
+    """`build_manifest(host_functions)`, built once per host: the same object, holding
+    the same namespaces and functions (each checked by identity, with its marks), gets
+    the manifest it got before. A host whose functions changed (an upstream's tool list
+    did: its namespace was replaced in place) gets a fresh one. Hosts made of objects
+    other than dicts and modules (whose members Python makes anew on each read) are
+    built each time."""
+    parts = _parts(host_functions)
+    if parts is None:
+        return build_manifest(host_functions)
+    key = id(host_functions)
+    with _manifests_lock:
+        kept = _manifests.get(key)
+        if kept is not None and kept[0] is host_functions and _same(kept[1], parts):
+            _manifests.move_to_end(key)
+            return kept[2]
+    manifest = build_manifest(host_functions)
+    with _manifests_lock:
+        # The entry holds the host and every part it compares, so no id it names is reused.
+        _manifests[key] = (host_functions, parts, manifest)
+        _manifests.move_to_end(key)
+        while len(_manifests) > MANIFESTS_KEPT:
+            _manifests.popitem(last=False)
+    return manifest
+
+
+def _same(a: list[Any], b: list[Any]) -> bool:
+    return len(a) == len(b) and all(map(operator.is_, a, b))
+
+
+_END = object()  # closes a namespace's parts, so a member moved between levels is a change
+
+
+def _parts(root: Any) -> list[Any] | None:
+    """What a manifest is made from, in order: each namespace, its names and members
+    and each function's marks; None when a member is an object other than a dict or a
+    module (Python makes its methods anew on each read: nothing to compare)."""
+    out: list[Any] = []
+
+    def walk(node: Any, depth: int) -> bool:
+        if depth > 16:
+            return False  # too deep: build_manifest says so
+        module = isinstance(node, types.ModuleType)
+        if not module and type(node) is not dict and not isinstance(node, Mapping):
+            return False
+        out.append(node)
+        if module:
+            names = getattr(node, "__all__", None)
+            # Its names in a tuple: a list changed in place would be the same object.
+            out.extend((names, *names) if names is not None else (None,))
+        for name, value in (vars(node) if module else node).items():
+            if module and (not isinstance(name, str) or name.startswith("_")):
+                continue  # never a host function (and __builtins__ is a dict of its own)
+            out.append(name)
+            out.append(value)
+            # In build_manifest's order: a callable is a function, whatever else it is.
+            if callable(value) and not isinstance(value, type | types.ModuleType):
+                out.append(getattr(value, "__run_repl_approval__", None))
+                out.append(getattr(value, "__run_repl_cli__", None))
+                out.append(getattr(value, IDEMPOTENT_MARK, None))
+            elif type(value) is dict or isinstance(value, Mapping):
+                if not walk(value, depth + 1):
+                    return False
+            elif isinstance(value, types.ModuleType):
+                if not module and not walk(value, depth + 1):
+                    return False  # (a module's own imports are no part of its namespace)
+            elif not module and not isinstance(value, str | int | float | bool | bytes | type):
+                return False  # an object as a namespace: its members are made on each read
+        out.append(_END)
+        return True
+
+    if root is None or not walk(root, 0):
+        return None
+    return out
 
 
 def _digest(paths: list[str]) -> str:

@@ -796,8 +796,16 @@ class RunSession:
         entry.payload = payload
         record.decision = "pending"
         record.interruption_id = interruption_id
+        fn = self.manifest.functions.get(ctx.path)  # None for a handle's method
         self.interrupts.append(
-            PendingInterrupt(interruption_id, ctx.request_index, ctx.path, ctx.args, payload)
+            PendingInterrupt(
+                interruption_id,
+                ctx.request_index,
+                ctx.path,
+                ctx.args,
+                payload,
+                idempotent=fn is not None and fn.idempotent,
+            )
         )
         self.audit.emit(record)
         self._tell_interrupted(ctx.request_index)

@@ -9,7 +9,7 @@ import os
 import sqlite3
 import time
 
-from run_repl import requires_approval
+from run_repl import get_host_function_context, requires_approval
 
 
 def create() -> None:
@@ -56,6 +56,37 @@ def transfer(amount: int, tag: str = "", delay: float = 0) -> int:
     return amount
 
 
+@requires_approval(idempotent=True)
+def credit(amount: int, tag: str = "", delay: float = 0) -> int:
+    """A transfer that may run again: it keeps its idempotency key beside its rows
+    ("start KEY", then "credit KEY") and moves the money only under a key not yet kept,
+    so a takeover that runs it a second time moves it once."""
+    key = get_host_function_context().idempotency_key
+    _write(tag, f"start {key}", amount)
+    end = time.monotonic() + delay
+    while time.monotonic() < end and not rows("release", tag):
+        time.sleep(0.01)
+    if not rows(f"credit {key}", tag):
+        _write(tag, f"credit {key}", amount)
+    return amount
+
+
+def keyed(tag: str) -> list[str]:
+    """What `credit` wrote under `tag`, in order: "start KEY" and "credit KEY" rows."""
+    conn = _db()
+    try:
+        return [
+            w
+            for (w,) in conn.execute(
+                "SELECT what FROM ledger WHERE tag = ? AND (what LIKE 'start %' OR "
+                "what LIKE 'credit %') ORDER BY rowid",
+                (tag,),
+            )
+        ]
+    finally:
+        conn.close()
+
+
 def done(tag: str = "") -> str:
     """The snippet reached its end: a row says so."""
     _write(tag, "done", 0)
@@ -80,4 +111,4 @@ def rows(what: str = "transfer", tag: str | None = None) -> list[tuple[str, int]
         conn.close()
 
 
-HOSTS = {"bank": {"transfer": transfer, "done": done}}
+HOSTS = {"bank": {"transfer": transfer, "credit": credit, "done": done}}

@@ -80,7 +80,11 @@ def store_runner(store: Store, **kwargs: Any) -> Runner:
 
 
 def _pending_of(
-    result: RunResult, source: str, host: str, owner: str | None = None
+    result: RunResult,
+    source: str,
+    host: str,
+    owner: str | None = None,
+    resume_by: str | None = None,
 ) -> list[PendingApproval]:
     assert result.continuation is not None
     return [
@@ -95,13 +99,20 @@ def _pending_of(
             payload=it.payload,
             message=approval_message(it.payload, it.path),
             continuation=result.continuation,
+            resume_by=resume_by,
         )
         for it in result.interruptions or []
     ]
 
 
 def save_interrupted(
-    store: Store, result: RunResult, *, source: str, host: str, owner: str | None = None
+    store: Store,
+    result: RunResult,
+    *,
+    source: str,
+    host: str,
+    owner: str | None = None,
+    resume_by: str | None = None,
 ) -> list[PendingApproval]:
     """Keep the interruptions of a fresh run as pending approvals; them, as stored.
 
@@ -109,7 +120,7 @@ def save_interrupted(
     `owner`: the MCP principal whose run it is (only it sees them over MCP)."""
     if result.status != "interrupted" or not result.continuation or not result.interruptions:
         return []
-    store.add_approvals(_pending_of(result, source, host, owner))
+    store.add_approvals(_pending_of(result, source, host, owner, resume_by))
     return [a for a in (store.get_approval(i.id) for i in result.interruptions) if a is not None]
 
 

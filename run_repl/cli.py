@@ -9,6 +9,7 @@
     run-repl reset-demo             the demo data as first made (undo publishes, refunds)
     run-repl repl                   the line REPL
     run-repl mcp [--http [HOST:]PORT]  the MCP server, for AI agents
+    run-repl serve                  resume decided runs of the host, headless
 
 Options common to every command (`--host`, `--data-dir`, `--store`,
 `--timeout-ms`, `--memory-mb`) may come before or after the command word. Everything is said
@@ -626,6 +627,19 @@ def _mcp(args: argparse.Namespace, output: Output) -> int:
         return serve_command(ws, args, output)
 
 
+def _serve_arguments(p: argparse.ArgumentParser) -> None:
+    from .serve import serve_arguments
+
+    serve_arguments(p)
+
+
+def _serve(args: argparse.Namespace, output: Output) -> int:
+    from .serve import serve_command
+
+    with _workspace(args, output, needs_store=True) as ws:
+        return serve_command(ws, args, output)
+
+
 def _tui(args: argparse.Namespace, output: Output) -> int:
     if not sys.stdout.isatty() or not sys.stdin.isatty():
         raise UsageError(
@@ -701,6 +715,17 @@ COMMANDS: dict[str, Command] = {
             "approval waits --approval-wait seconds for a decision (`run-repl approvals "
             "approve ID`, the IDE, the line REPL) and returns the final result. Nothing but "
             "the protocol is written to stdout.",
+        ),
+        Command(
+            "serve",
+            "resume decided runs of this host, headless (for a team's machines)",
+            _serve_arguments,
+            _serve,
+            "Resume runs whose approvals are decided anywhere (`run-repl approvals approve`, "
+            "the IDE), here, where this host's code, credentials and network are: a decision "
+            "names this process and returns at once. One line on stdout per resume. SIGTERM "
+            "or Ctrl-C stops taking new work and lets resumes in progress end; a second one "
+            "interrupts them.",
         ),
     )
 }

@@ -197,7 +197,8 @@ class Resumer:
         registry at once (decisions go to others from then on) and waits for the resumes
         still running (cancel this to cut them: their approvals end as a cancelled
         resume's do)."""
-        await asyncio.to_thread(self.register)
+        if not self.registered:
+            await asyncio.to_thread(self.register)
         beating = asyncio.create_task(self._beat_until(stop), name="executor heartbeat")
         try:
             version = await asyncio.to_thread(self.store.approvals_version)
@@ -206,6 +207,9 @@ class Resumer:
                     picked = await asyncio.to_thread(self._round)
                 except StoreError as exc:
                     log.warning("the store could not be read: %s", exc)
+                    picked = []
+                except Exception:  # a bug must not end the executor: the next round retries
+                    log.exception("choosing what to resume failed")
                     picked = []
                 self._start(picked)
                 version = await self._changed(version, stop)

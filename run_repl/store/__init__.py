@@ -17,6 +17,7 @@ import os
 from pathlib import Path
 
 from ..paths import data_dir
+from .approvals.claims import LEASE_S
 from .approvals.policy import Deciders
 from .backends.memory import MemoryStore
 from .backends.sqlite import SqliteStore
@@ -124,6 +125,7 @@ def open_store(
 
 
 __all__ = [
+    "LEASE_S",
     "Applied",
     "ApprovalConflict",
     "ApprovalRefused",

@@ -78,14 +78,20 @@ def new_executor_id() -> str:
     return "exe_" + secrets.token_hex(8)
 
 
-def executor_label(kind: str) -> str:
-    """How a person reads where a run resumes: `serve alice@box pid 123`."""
+def executor_name(kind: str) -> str:
+    """Who resumes, without where: `run-repl serve alice` (a claim adds the machine and pid)."""
     try:
         user = getpass.getuser()
     except (KeyError, OSError):
         user = f"uid {os.getuid()}" if hasattr(os, "getuid") else "someone"
     what = {"mcp": "mcp server", "serve": "run-repl serve", "ide": "the IDE", "cli": "run-repl"}
-    return f"{what.get(kind, kind)} {user}@{socket.gethostname()} pid {os.getpid()}"
+    return f"{what.get(kind, kind)} {user}"
+
+
+def executor_label(kind: str) -> str:
+    """How a person reads where a run resumes: `run-repl serve alice@box pid 123` (what
+    its claims' `claimed_by` says too)."""
+    return f"{executor_name(kind)}@{socket.gethostname()} pid {os.getpid()}"
 
 
 def ordered(executors: list[Executor]) -> list[Executor]:
@@ -163,6 +169,7 @@ __all__ = [
     "ExecutorRegistry",
     "MemoryExecutors",
     "executor_label",
+    "executor_name",
     "new_executor_id",
     "ordered",
 ]

@@ -92,6 +92,33 @@ class ApprovalStore(Protocol):
         decided_via: str | None = None,
     ) -> Claim | Queued | Applied: ...
 
+    def record_decisions(
+        self,
+        decisions: Mapping[str, object],
+        *,
+        decided_by: str,
+        decided_via: str | None = None,
+        decision_id: str,
+    ) -> list[PendingApproval]:
+        """Record decisions on a free batch without claiming it (a held one gets them
+        queued); conflicts as `claim_batch` raises them."""
+
+    def claim_decided(
+        self, approval_id: str, *, claim_id: str, claimed_by: str, ttl_s: float = ...
+    ) -> Claim:
+        """Take the batch of `approval_id` to carry out the decisions recorded on it."""
+
+    def renew_batch(self, claim: Claim, *, lease_s: float = ...) -> bool:
+        """The heartbeat: the claim's lease lasts `lease_s` more on the store's clock;
+        False when the claim was lost."""
+
+    def resumable(self, host: str | None = None) -> list[PendingApproval]:
+        """One approval per batch with recorded decisions that is free to claim, oldest first."""
+
+    def settle_lapsed(self) -> list[PendingApproval]:
+        """Make `unfinished` every batch whose resume stopped after its guard (not all
+        idempotent); what it settled."""
+
     def start_batch(self, claim: Claim) -> None: ...
 
     def finish_batch(self, claim: Claim, report: ResumeReport, *, ttl_s: float) -> Claim | None: ...

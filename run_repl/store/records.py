@@ -8,15 +8,20 @@ An approval's life (its `status` column):
           (nothing ran)                           (outcome unknown; never runs again)
 
 `superseded`: its run was resumed through another approval and ended without
-reaching this call again. A claim that expires before its resume started is
-pending again (nothing ran); one that expires after is *stuck* until
-`recover` makes it final.
+reaching this call again. A claim is a short lease its resume renews on a
+heartbeat. One that lapses before its resume started is free again, its
+decisions kept (nothing ran): another process takes the resume over. One that
+lapses after is `unfinished` (outcome unknown) as soon as anyone looks, unless
+every call it started is idempotent: then it is free again too, and the
+takeover calls them again with the same idempotency key. Until someone looks, such a
+batch reads *stuck*.
 """
 
 from __future__ import annotations
 
 import hashlib
 import time
+from contextvars import ContextVar
 from typing import Any, Literal
 
 from pydantic import BaseModel, Field, model_validator
@@ -42,7 +47,7 @@ ApprovalState = Literal[
     "queued",  # decided, waiting for its run's resume
     "claimed",  # a resume is about to start
     "executing",  # a resume started: its calls may have run
-    "stuck",  # a resume started and its claim ran out: `recover` it
+    "stuck",  # a resume started and its lease ran out: unfinished when next listed
     "approved",
     "denied",
     "failed",
@@ -231,6 +236,9 @@ class Claim(BaseModel):
     expires_at: float
     approvals: list[PendingApproval]
     decisions: dict[str, bool]  # what this resume answers: interruption id -> approved
+    # Taken over from a resume that passed its guard and whose every started call is
+    # idempotent: its continuation was spent, and this claim alone may spend it again.
+    takeover: bool = False
 
     @property
     def first(self) -> PendingApproval:
@@ -283,6 +291,17 @@ class ResumeReport(BaseModel):
     next_approvals: list[PendingApproval] = Field(default_factory=list)
 
 
+REPLAY_GRANT: ContextVar[str | None] = ContextVar("run_repl_replay_grant", default=None)
+"""The claim id of the takeover resuming in this context: a store's `consume_continuation`
+lets a token spent before through once more for it, when that claim's guard granted it
+(`ApprovalRows.grant_replay`). Anyone else presenting the token is still refused."""
+
+
+def grant_key(claim_id: str, digest: str) -> str:
+    """The consumed-continuations row that lets claim `claim_id` spend token `digest` again."""
+    return f"grant:{claim_id}:{digest}"
+
+
 class ApprovalConflict(RunReplError, RuntimeError):
     """The approval was already decided (or is being resumed) by someone else."""
 
@@ -311,6 +330,7 @@ class ClaimLost(RunReplError, RuntimeError):
 
 __all__ = [
     "FINAL_STATUSES",
+    "REPLAY_GRANT",
     "Applied",
     "ApprovalConflict",
     "ApprovalRefused",
@@ -331,4 +351,5 @@ __all__ = [
     "as_decision",
     "as_read",
     "continuation_batch",
+    "grant_key",
 ]

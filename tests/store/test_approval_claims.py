@@ -12,7 +12,6 @@ from run_repl.present.approvals import describe_state
 from run_repl.store import (
     Applied,
     ApprovalConflict,
-    ApprovalStuck,
     Claim,
     ClaimLost,
     PendingApproval,
@@ -232,25 +231,39 @@ def test_a_started_approval_is_decided_from_its_own_call(
     assert pair.get_approval("int_2").status == "superseded"
 
 
-def test_a_stuck_batch_is_listed_refused_and_recovered_without_running(
+def test_a_started_batch_whose_lease_ran_out_is_unfinished_once_listed_and_never_runs(
     pair: Store, spec: str
 ) -> None:
+    # The old rule: stuck (listed as such, refused) until someone ran `recover`.
     got = claim(pair, {"int_1": True})
     assert isinstance(got, Claim)
     pair.start_batch(got)
     with pytest.raises(ApprovalConflict, match="being resumed by alice"):
         pair.recover_batch("int_1", by="ops")
-    expire_claims(spec, pair)  # alice's process died; her claim runs out
-    assert {a.id for a in pair.list_approvals("stuck")} == {"int_1", "int_2"}
-    assert pair.get_approval("int_1").state() == "stuck"
-    with pytest.raises(ApprovalStuck, match="approvals recover int_2"):
-        claim(pair, {"int_2": True}, who="bob")
-    ended = {a.id: a for a in pair.recover_batch("int_2", by="ops")}
-    assert ended["int_1"].status == "unfinished" and "recovered by ops" in ended["int_1"].note
-    assert ended["int_2"].status == "failed"
+    expire_claims(spec, pair)  # alice's process died; her lease runs out
+    assert pair.get_approval("int_1").state() == "stuck"  # nobody has looked yet
+    before = pair.approvals_version()
+    assert pair.list_approvals("stuck") == []  # the listing settles it first
+    assert pair.approvals_version() > before  # so everyone waiting hears it
+    one, two = pair.get_approval("int_1"), pair.get_approval("int_2")
+    assert one.status == "unfinished" and one.outcome == "unknown"
+    assert "alice" in one.note and "lease ran out" in one.note and "not run again" in one.note
+    assert two.status == "failed"
+    with pytest.raises(ApprovalConflict, match="already unfinished"):
+        claim(pair, {"int_1": True}, who="bob")
     assert pair.list_approvals("open") == []
     with pytest.raises(ApprovalConflict, match="nothing to recover"):
         pair.recover_batch("int_1", by="ops")
+
+
+def test_recover_still_ends_a_lapsed_batch_nobody_has_looked_at(pair: Store, spec: str) -> None:
+    got = claim(pair, {"int_1": True})
+    assert isinstance(got, Claim)
+    pair.start_batch(got)
+    expire_claims(spec, pair)
+    ended = {a.id: a for a in pair.recover_batch("int_2", by="ops")}
+    assert ended["int_1"].status == "unfinished" and "recovered by ops" in ended["int_1"].note
+    assert ended["int_2"].status == "failed"
 
 
 def test_recover_releases_a_claim_that_never_started_and_refuses_a_plain_pending_one(

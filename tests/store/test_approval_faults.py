@@ -21,7 +21,7 @@ from store_kinds import CHILD_PRELUDE, execute, open_spec
 
 from run_repl.present.approvals import describe_state
 from run_repl.sandbox.runner import Runner
-from run_repl.store import ApprovalConflict, ApprovalStuck, SqliteStore, Store, StoreError
+from run_repl.store import ApprovalConflict, SqliteStore, Store, StoreError
 from run_repl.store.approvals.flow import (
     decide,
     recover,
@@ -134,19 +134,21 @@ async def test_disk_full_when_recording_the_outcome_shows_the_result_and_never_r
     result = await decide(store, runner, bank.HOSTS, {approval.id: True}, warnings=warnings)
     monkeypatch.setattr(store, "finish_batch", healthy)
     assert result.status == "ok" and result.value == 6
-    assert any("could not be recorded" in w and "recover" in w for w in warnings)
+    assert any("could not be recorded" in w and "unfinished" in w for w in warnings)
     assert store.get_approval(approval.id).state() == "executing"
     with pytest.raises(ApprovalConflict):
         await decide(store, runner, bank.HOSTS, {approval.id: True})
     with pytest.raises(ApprovalConflict, match="being resumed"):
         recover(store, approval.id, approver="ops")
+    # Its lease runs out (no heartbeat after the resume ended): stuck until someone ran
+    # `recover`, under the old rule; now unfinished as soon as anyone looks.
     expire_claims(f"sqlite:{store.path}")
-    assert [a.id for a in store.list_approvals("stuck")] == [approval.id]
-    assert describe_state(store.get_approval(approval.id)).startswith("STUCK")
-    with pytest.raises(ApprovalStuck, match="approvals recover"):
+    assert describe_state(store.get_approval(approval.id)).startswith("STUCK")  # not looked at
+    assert store.list_approvals("stuck") == []
+    ended = store.get_approval(approval.id)
+    assert ended.status == "unfinished" and ended.outcome == "unknown"
+    with pytest.raises(ApprovalConflict, match="already unfinished"):
         await decide(store, runner, bank.HOSTS, {approval.id: True})
-    [ended] = recover(store, approval.id, approver="ops")
-    assert ended.status == "unfinished" and "recovered by ops" in ended.note
     assert bank.rows() == [("after", 6)]
 
 
@@ -233,7 +235,7 @@ def wait_status(spec: str, approval_id: str, status: str, timeout: float = 60) -
 
 
 @pytest.mark.slow
-async def test_kill_9_mid_resume_is_stuck_then_recovered_and_never_runs_twice(
+async def test_kill_9_mid_resume_is_unfinished_once_its_lease_lapses_and_never_runs_twice(
     durable_spec: str, bank: ModuleType
 ) -> None:
     store = open_spec(durable_spec)
@@ -253,9 +255,9 @@ async def test_kill_9_mid_resume_is_stuck_then_recovered_and_never_runs_twice(
     assert store.get_approval(approval.id).state() == "executing"
     with pytest.raises(ApprovalConflict):
         await decide(store, runner, bank.HOSTS, {approval.id: False})
-    expire_claims(durable_spec)
-    assert [a.id for a in store.list_approvals("stuck")] == [approval.id]
-    [ended] = recover(store, approval.id, approver="ops")
+    expire_claims(durable_spec)  # its lease runs out: unfinished once anyone looks (not stuck)
+    assert store.list_approvals("stuck") == []
+    ended = store.get_approval(approval.id)
     assert ended.status == "unfinished" and ended.outcome == "unknown"
     with pytest.raises(ApprovalConflict, match="already unfinished"):
         await decide(store, runner, bank.HOSTS, {approval.id: True})

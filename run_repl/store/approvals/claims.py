@@ -8,6 +8,15 @@ inherits the operations. Each operation is one transaction, so two processes
 The promise these rules keep: an approved call runs at most once, and a
 decision is never lost. A resume passes a guard (`start_batch`) before any
 host function runs live; from then on its approvals never go back to pending.
+
+A claim is a lease (`LEASE_S`) that its resume renews on a heartbeat
+(`renew_batch`, one conditional statement on the store's clock). A lease that
+lapses before the guard leaves the batch free with its decisions kept: anyone
+eligible takes it over (`claim_decided`, `resumable`). One that lapses after the
+guard is settled `unfinished` by whoever looks next (`settle_lapsed`, claims,
+listings, the watch), unless every call it started is idempotent: then it is
+free again, and the takeover's guard lets its spent continuation through once
+more for that claim alone (`grant_replay`, `records.REPLAY_GRANT`).
 """
 
 from __future__ import annotations
@@ -18,6 +27,7 @@ from collections.abc import Callable, Iterable, Mapping
 from contextlib import AbstractContextManager
 from typing import Protocol, TypeVar
 
+from ...sandbox.resume.continuation import token_digest
 from ..records import (
     Applied,
     ApprovalConflict,
@@ -32,6 +42,10 @@ from ..records import (
     continuation_batch,
 )
 
+LEASE_S = 6.0
+"""How long a claim lasts unless its resume renews it (every LEASE_S / 3): a dead
+resume's batch is free, or settled, this long after its last heartbeat."""
+
 
 class ApprovalRows(Protocol):
     """The approvals table inside one transaction."""
@@ -45,6 +59,10 @@ class ApprovalRows(Protocol):
     def now(self) -> float:
         """The clock claims are read against (a shared server's own, for many machines);
         the operations read it after their first `by_ids`, once the locks are held."""
+
+    def grant_replay(self, digest: str, claim_id: str) -> None:
+        """Let the continuation `digest` (spent by the resume this claim takes over) be
+        consumed once more, by claim `claim_id` only (`records.grant_key`)."""
 
 
 T = TypeVar("T")
@@ -68,7 +86,8 @@ def _open(rows: Iterable[PendingApproval]) -> list[PendingApproval]:
 
 
 def batch_state(rows: list[PendingApproval], now: float) -> tuple[str, PendingApproval | None]:
-    """ "free", "held" (a live claim) or "stuck" (a started resume whose claim ran out)."""
+    """ "free", "held" (a live claim) or "stuck" (a started resume whose lease ran out:
+    free for a takeover when `takeable`, else unfinished once someone looks)."""
     for r in rows:
         if r.started and not r.claim_live(now):
             return "stuck", r
@@ -76,6 +95,66 @@ def batch_state(rows: list[PendingApproval], now: float) -> tuple[str, PendingAp
         if r.claim_live(now):
             return "held", r
     return "free", None
+
+
+def takeable(rows: list[PendingApproval]) -> bool:
+    """A started batch whose every started call is idempotent: calling them again with
+    the same key is safe, so a takeover may resume it from its continuation again."""
+    started = [r for r in rows if r.status == "executing"]
+    return bool(started) and all(r.idempotent for r in started)
+
+
+def _stop_started(
+    batch: list[PendingApproval], holder: PendingApproval | None, now: float, why: str
+) -> None:
+    """End a started batch whose resume stopped, running nothing: what started is
+    `unfinished` (outcome unknown, never runs again), a denial denied, the rest failed."""
+    started_by = holder.claimed_by if holder else "another approver"
+    started_at = _when(holder.executing_at if holder else None)
+    for r in batch:
+        if r.status == "executing" and r.decision != "deny":  # approved, or not known
+            _final(
+                r,
+                "unfinished",
+                now,
+                None,
+                f"its resume by {started_by} started {started_at} and did not finish; "
+                f"outcome unknown; it will not run again ({why})",
+            )
+            r.outcome = "unknown"
+        elif r.status == "executing":
+            _final(
+                r, "denied", now, None, f"denied; its resume by {started_by} did not finish ({why})"
+            )
+        else:
+            _final(
+                r,
+                "failed",
+                now,
+                None,
+                f"its run's resume by {started_by} started {started_at} and did not finish: "
+                f"the run cannot continue ({why})",
+            )
+
+
+def pick_resumable(rows: Iterable[PendingApproval], now: float) -> list[PendingApproval]:
+    """Of open approvals, one per batch that has recorded decisions and is free to
+    claim (never claimed, lapsed before its guard, or lapsed after it with only
+    idempotent calls started): its oldest decided one, oldest first."""
+    batches: dict[str, list[PendingApproval]] = {}
+    for r in rows:
+        if not r.final:
+            batches.setdefault(r.batch, []).append(r)
+    picked = []
+    for batch in batches.values():
+        batch.sort(key=lambda a: (a.created_at, a.id))
+        decided = [r for r in batch if r.decision is not None]
+        if not decided:
+            continue
+        state, _ = batch_state(batch, now)
+        if state == "free" or (state == "stuck" and takeable(batch)):
+            picked.append(decided[0])
+    return sorted(picked, key=lambda a: (a.created_at, a.id))
 
 
 def stuck_message(row: PendingApproval, started: PendingApproval | None = None) -> str:
@@ -232,6 +311,78 @@ class ApprovalClaims(ABC):
         with self._approval_rows() as rows:
             return work(rows)
 
+    # ---------------------------------------------------------------- what a backend adds
+    def _lapsed_batches(self) -> list[str]:
+        """Batches with a started, non-idempotent call whose lease ran out (a cheap read,
+        outside any write transaction): what `settle_lapsed` ends."""
+        raise NotImplementedError
+
+    def _open_rows(self, host: str | None) -> tuple[list[PendingApproval], float]:
+        """Every open approval (of `host`, when given) and the store's clock."""
+        raise NotImplementedError
+
+    def _renew(self, claim_id: str, ids: list[str], until_s: float) -> set[str]:
+        """Push the lease of claim `claim_id` on these approvals to the store's now plus
+        `until_s`, where it still holds them (one conditional statement); the ids renewed."""
+        raise NotImplementedError
+
+    # ---------------------------------------------------------------- leases
+    def renew_batch(self, claim: Claim, *, lease_s: float = LEASE_S) -> bool:
+        """The heartbeat: the claim lasts `lease_s` more, on the store's clock. False
+        when the claim is lost (taken over, settled, released): it is not renewed."""
+        ids = [a.id for a in claim.approvals]
+        return self._renew(claim.claim_id, ids, lease_s) == set(ids)
+
+    def settle_lapsed(self) -> list[PendingApproval]:
+        """Settle every batch whose resume passed its guard and stopped renewing its lease:
+        `unfinished` (outcome unknown), never run again; what it just settled. A batch
+        whose started calls are all idempotent is left free for a takeover."""
+        batches = self._lapsed_batches()
+        return self._settle_batches(batches) if batches else []
+
+    def _settle_batches(self, batches: Iterable[str]) -> list[PendingApproval]:
+        def work(rows: ApprovalRows) -> list[PendingApproval]:
+            settled: list[PendingApproval] = []
+            for key in sorted(set(batches)):
+                batch = _open(rows.of_batch(key))
+                now = rows.now()
+                state, holder = batch_state(batch, now)
+                if state != "stuck" or takeable(batch):
+                    continue
+                ran_out = _when(holder.claim_expires_at if holder else None)
+                _stop_started(batch, holder, now, f"its lease ran out at {ran_out}")
+                rows.update(batch)
+                settled += batch
+            return settled
+
+        return self._approval_tx(work)
+
+    def _settle_lapsed_of(self, ids: list[str]) -> None:
+        """Before deciding these: a batch of theirs whose resume stopped after its guard
+        is settled now (its own transaction, so the conflict that follows keeps it)."""
+
+        def batches(rows: ApprovalRows) -> list[str]:
+            found = rows.by_ids(ids)
+            now = rows.now()
+            out = []
+            for key in {r.batch for r in found.values() if not r.final}:
+                batch = _open(rows.of_batch(key))
+                if batch_state(batch, now)[0] == "stuck" and not takeable(batch):
+                    out.append(key)
+            return out
+
+        lapsed = self._approval_tx(batches)
+        if lapsed:
+            self._settle_batches(lapsed)
+
+    def resumable(self, host: str | None = None) -> list[PendingApproval]:
+        """One approval per batch that has recorded decisions and is free to claim (never
+        claimed, lapsed before its guard, or lapsed after it with only idempotent calls
+        started), oldest first; `host`: only that host's."""
+        rows, now = self._open_rows(host)
+        return pick_resumable(rows, now)
+
+    # ---------------------------------------------------------------- deciding
     def claim_batch(
         self,
         decisions: Mapping[str, object],
@@ -243,98 +394,110 @@ class ApprovalClaims(ABC):
         waiting: bool = False,
         decided_via: str | None = None,
     ) -> Claim | Queued | Applied:
-        """Record these decisions and take their batch for one resume.
+        """Record these decisions and take their batch for one resume (a lease of
+        `ttl_s`, which its resume renews).
 
         A Claim when the batch was free (it carries every decision recorded on
-        the batch, queued ones too); Queued when another resume holds it (the
-        decisions are kept and applied by whoever resumes it next); Applied when
+        the batch, queued ones too; a takeover when its resume had started and
+        every call it started is idempotent); Queued when another resume holds it
+        (the decisions are kept and applied by whoever resumes it next); Applied when
         `waiting` and another resume already carried them out. ApprovalConflict
-        for an approval already decided by someone else, ApprovalStuck for a
-        batch whose resume never finished, KeyError for an unknown id,
-        ValueError for approvals of different runs."""
+        for an approval already decided by someone else (or settled unfinished:
+        its resume stopped after its guard), ApprovalStuck for a batch whose resume
+        stopped meanwhile, KeyError for an unknown id, ValueError for approvals of
+        different runs."""
         ids = list(decisions)
         if not ids:
             raise ValueError("no approvals to decide")
+        self._settle_lapsed_of(ids)
 
         def work(rows: ApprovalRows) -> Claim | Queued | Applied:
-            found = rows.by_ids(ids)  # locks the rows (a server's store: their batches)
-            now = rows.now()  # read once the locks are held
-            for i in ids:
-                if i not in found:
-                    raise KeyError(i)
-            if len({found[i].batch for i in ids}) != 1:
-                # Of one run once, some were decided by someone else meanwhile (they stay
-                # behind) and the rest moved on with the run: a conflict, not a mistake.
-                if waiting and all(found[i].final for i in ids):
-                    return Applied(approvals=[found[i] for i in ids])
-                for i in ids:
-                    if found[i].final:
-                        raise ApprovalConflict(
-                            f"Approval {i} is already {found[i].status}: it can be decided only once."
-                        )
-                raise ValueError(
-                    "these approvals belong to different runs: decide each run's approvals on their own"
-                )
-            everything = {r.id: r for r in rows.of_batch(found[ids[0]].batch)}
-            mine = [everything.get(i, found[i]) for i in ids]  # one object per row
-            batch = _open(everything.values())
-            state, holder = batch_state(batch, now)
-            if waiting and all(r.final for r in mine):
-                return Applied(approvals=mine)
-            for r in mine:
-                want = as_decision(decisions[r.id])
-                if r.final:
-                    if waiting and r.decision == want:
-                        continue
-                    raise ApprovalConflict(
-                        f"Approval {r.id} is already {r.status}: it can be decided only once."
-                    )
-                if state == "stuck":
-                    raise ApprovalStuck(stuck_message(r, holder))
-                if r.decision is None or r.decision_id == claim_id:
-                    continue
-                if r.decision == want and (waiting or state == "free"):
-                    continue  # the same decision, waiting on this batch: carried out together
-                who = f"{r.decision} by {r.decided_by or 'someone'} at {_when(r.decided_at)}"
-                if state == "held" and holder is not None and holder.claim_id == r.decision_id:
-                    raise ApprovalConflict(
-                        f"Approval {r.id} is already claimed ({who}); it is being resumed: "
-                        "it can be decided only once."
-                    )
-                raise ApprovalConflict(
-                    f"Approval {r.id} was already decided ({who}) and waits for its run to resume: "
-                    "it can be decided only once."
-                )
-            changed = []
-            for r in mine:
-                if r.final or r.decision is not None:
-                    continue
-                r.decision = as_decision(decisions[r.id])
-                r.decided_by, r.decided_at, r.decision_id = decided_by, now, claim_id
-                r.decided_via = decided_via
-                changed.append(r)
+            got = _record(
+                rows,
+                decisions,
+                decision_id=claim_id,
+                decided_by=decided_by,
+                decided_via=decided_via,
+                waiting=waiting,
+            )
+            if isinstance(got, Applied):
+                return got
+            mine, batch, state, holder, now = got
             if state == "held":
-                rows.update(changed)
                 return Queued(
                     batch=mine[0].batch,
                     held_by=holder.claimed_by if holder else None,
                     approvals=mine,
                 )
-            for r in batch:
-                r.status = "claimed"
-                r.claim_id, r.claimed_by, r.claimed_at = claim_id, claimed_by, now
-                r.claim_expires_at = now + ttl_s
-                r.executing_at = None
-            rows.update(batch)
-            claimed = batch
-            return Claim(
-                claim_id=claim_id,
-                claimed_by=claimed_by,
-                batch=mine[0].batch,
-                expires_at=now + ttl_s,
-                approvals=claimed,
-                decisions={r.id: r.decision == "approve" for r in claimed if r.decision},
+            return _take(rows, batch, claim_id, claimed_by, now, ttl_s, takeover=state == "stuck")
+
+        return self._approval_tx(work)
+
+    def record_decisions(
+        self,
+        decisions: Mapping[str, object],
+        *,
+        decided_by: str,
+        decided_via: str | None = None,
+        decision_id: str,
+    ) -> list[PendingApproval]:
+        """Record these decisions without claiming their batch: whoever resumes it next
+        (the process that started the run, a server with its host, `claim_decided`)
+        carries them out. The approvals as recorded. Conflicts as `claim_batch` raises
+        them; a held batch gets them queued, as `claim_batch` would."""
+        ids = list(decisions)
+        if not ids:
+            raise ValueError("no approvals to decide")
+        self._settle_lapsed_of(ids)
+
+        def work(rows: ApprovalRows) -> list[PendingApproval]:
+            got = _record(
+                rows,
+                decisions,
+                decision_id=decision_id,
+                decided_by=decided_by,
+                decided_via=decided_via,
+                waiting=False,
             )
+            assert not isinstance(got, Applied)  # only when waiting
+            return got[0]
+
+        return self._approval_tx(work)
+
+    def claim_decided(
+        self, approval_id: str, *, claim_id: str, claimed_by: str, ttl_s: float = LEASE_S
+    ) -> Claim:
+        """Take the batch of `approval_id` for one resume of the decisions recorded on it
+        (a takeover when its resume had started and every call it started is idempotent).
+        ApprovalConflict when another resume holds it, it is final (or settled now:
+        its resume stopped after its guard), or nothing on it is decided yet;
+        KeyError for an unknown id."""
+        self._settle_lapsed_of([approval_id])
+
+        def work(rows: ApprovalRows) -> Claim:
+            found = rows.by_ids([approval_id]).get(approval_id)
+            now = rows.now()
+            if found is None:
+                raise KeyError(approval_id)
+            if found.final:
+                raise ApprovalConflict(
+                    f"Approval {approval_id} is already {found.status}: there is nothing to resume."
+                )
+            batch = _open(rows.of_batch(found.batch))
+            now = rows.now()
+            state, holder = batch_state(batch, now)
+            if state == "held":
+                raise ApprovalConflict(
+                    f"Approval {approval_id} is being resumed by "
+                    f"{holder.claimed_by if holder else 'someone'}: it resumes once."
+                )
+            if state == "stuck" and not takeable(batch):
+                raise ApprovalStuck(stuck_message(found, holder))
+            if not any(r.decision for r in batch):
+                raise ApprovalConflict(
+                    f"Approval {approval_id} is not decided yet: there is nothing to resume."
+                )
+            return _take(rows, batch, claim_id, claimed_by, now, ttl_s, takeover=state == "stuck")
 
         return self._approval_tx(work)
 
@@ -364,6 +527,8 @@ class ApprovalClaims(ABC):
                 r.executing_at = now
                 r.status = "executing" if r.id in claim.decisions else "claimed"
             rows.update(held)
+            if claim.takeover:  # its continuation was spent by the resume it takes over
+                rows.grant_replay(token_digest(claim.first.continuation), claim.claim_id)
 
         return self._approval_tx(work)
 
@@ -455,40 +620,133 @@ class ApprovalClaims(ABC):
                     r.note = f"its claim ran out before the resume started (nothing ran); released by {by}"
                 rows.update(released)
                 return batch
-            started_by = holder.claimed_by if holder else "another approver"
-            started_at = _when(holder.executing_at if holder else None)
-            for r in batch:
-                if r.status == "executing" and r.decision != "deny":  # approved, or not known
-                    _final(
-                        r,
-                        "unfinished",
-                        now,
-                        None,
-                        f"its resume by {started_by} started {started_at} and did not finish; "
-                        f"outcome unknown; it will not run again (recovered by {by})",
-                    )
-                    r.outcome = "unknown"
-                elif r.status == "executing":
-                    _final(
-                        r,
-                        "denied",
-                        now,
-                        None,
-                        f"denied; its resume by {started_by} did not finish (recovered by {by})",
-                    )
-                else:
-                    _final(
-                        r,
-                        "failed",
-                        now,
-                        None,
-                        f"its run's resume by {started_by} started {started_at} and did not finish: "
-                        f"the run cannot continue (recovered by {by})",
-                    )
+            _stop_started(batch, holder, now, f"recovered by {by}")
             rows.update(batch)
             return batch
 
         return self._approval_tx(work)
 
 
-__all__ = ["ApprovalClaims", "ApprovalRows", "batch_state", "stuck_message"]
+def _record(
+    rows: ApprovalRows,
+    decisions: Mapping[str, object],
+    *,
+    decision_id: str,
+    decided_by: str,
+    decided_via: str | None,
+    waiting: bool,
+) -> (
+    Applied
+    | tuple[list[PendingApproval], list[PendingApproval], str, PendingApproval | None, float]
+):
+    """Record decisions on their batch (one transaction, rows locked): Applied when
+    `waiting` and another resume carried them out, else the decided approvals, their
+    open batch, its state and holder, and the clock. Conflicts raise."""
+    ids = list(decisions)
+    found = rows.by_ids(ids)  # locks the rows (a server's store: their batches)
+    now = rows.now()  # read once the locks are held
+    for i in ids:
+        if i not in found:
+            raise KeyError(i)
+    if len({found[i].batch for i in ids}) != 1:
+        # Of one run once, some were decided by someone else meanwhile (they stay
+        # behind) and the rest moved on with the run: a conflict, not a mistake.
+        if waiting and all(found[i].final for i in ids):
+            return Applied(approvals=[found[i] for i in ids])
+        for i in ids:
+            if found[i].final:
+                raise ApprovalConflict(
+                    f"Approval {i} is already {found[i].status}: it can be decided only once."
+                )
+        raise ValueError(
+            "these approvals belong to different runs: decide each run's approvals on their own"
+        )
+    everything = {r.id: r for r in rows.of_batch(found[ids[0]].batch)}
+    now = rows.now()
+    mine = [everything.get(i, found[i]) for i in ids]  # one object per row
+    batch = _open(everything.values())
+    state, holder = batch_state(batch, now)
+    if state == "stuck" and takeable(batch):
+        state = "free_takeover"
+    if waiting and all(r.final for r in mine):
+        return Applied(approvals=mine)
+    free = state in ("free", "free_takeover")
+    for r in mine:
+        want = as_decision(decisions[r.id])
+        if r.final:
+            if waiting and r.decision == want:
+                continue
+            note = f" ({r.note})" if r.status == "unfinished" and r.note else ""
+            raise ApprovalConflict(
+                f"Approval {r.id} is already {r.status}: it can be decided only once.{note}"
+            )
+        if state == "stuck":
+            raise ApprovalStuck(stuck_message(r, holder))
+        if r.decision is None or r.decision_id == decision_id:
+            continue
+        if r.decision == want and (waiting or free):
+            continue  # the same decision, waiting on this batch: carried out together
+        who = f"{r.decision} by {r.decided_by or 'someone'} at {_when(r.decided_at)}"
+        if state == "held" and holder is not None and holder.claim_id == r.decision_id:
+            raise ApprovalConflict(
+                f"Approval {r.id} is already claimed ({who}); it is being resumed: "
+                "it can be decided only once."
+            )
+        raise ApprovalConflict(
+            f"Approval {r.id} was already decided ({who}) and waits for its run to resume: "
+            "it can be decided only once."
+        )
+    changed = []
+    for r in mine:
+        if r.final or r.decision is not None:
+            continue
+        r.decision = as_decision(decisions[r.id])
+        r.decided_by, r.decided_at, r.decision_id = decided_by, now, decision_id
+        r.decided_via = decided_via
+        changed.append(r)
+    rows.update(changed)
+    return mine, batch, "stuck" if state == "free_takeover" else state, holder, now
+
+
+def _take(
+    rows: ApprovalRows,
+    batch: list[PendingApproval],
+    claim_id: str,
+    claimed_by: str,
+    now: float,
+    ttl_s: float,
+    *,
+    takeover: bool,
+) -> Claim:
+    """Claim a free batch (or take over a lapsed idempotent one) for one resume."""
+    for r in batch:
+        if takeover and r.status == "executing":
+            r.note = (
+                f"taken over by {claimed_by}: its resume by {r.claimed_by or 'another process'} "
+                "stopped; its idempotent call runs again with the same key"
+            )
+        r.status = "claimed"
+        r.claim_id, r.claimed_by, r.claimed_at = claim_id, claimed_by, now
+        r.claim_expires_at = now + ttl_s
+        r.executing_at = None
+    rows.update(batch)
+    return Claim(
+        claim_id=claim_id,
+        claimed_by=claimed_by,
+        batch=batch[0].batch,
+        expires_at=now + ttl_s,
+        approvals=batch,
+        decisions={r.id: r.decision == "approve" for r in batch if r.decision},
+        takeover=takeover,
+    )
+
+
+__all__ = [
+    "LEASE_S",
+    "ApprovalClaims",
+    "ApprovalRows",
+    "batch_state",
+    "pick_resumable",
+    "stuck_message",
+    "takeable",
+]

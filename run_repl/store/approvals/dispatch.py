@@ -21,9 +21,7 @@ and resumes here itself if the executor it was left to is gone before it began.
 from __future__ import annotations
 
 import asyncio
-import os
 import secrets
-import socket
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from typing import Any
@@ -91,11 +89,6 @@ class Dispatched:
         verb = "Approved" if first.decision == "approve" else "Denied"
         where = self.executor.label if self.executor is not None else "this process"
         return f"{verb}; {first.run_id} resumes on {where}"
-
-
-def resumer_name(name: str) -> str:
-    """Who holds a claim this process takes: the person, the machine, the process."""
-    return f"{name}@{socket.gethostname()} pid {os.getpid()}"
 
 
 async def dispatch(
@@ -207,7 +200,7 @@ async def follow(
                     runner,
                     host_functions,
                     free[0].id,
-                    resumer=resumer_name(approver_name(approver)),
+                    resumer=approver_name(approver),
                     **run_kwargs,
                 )
             except ApprovalConflict:
@@ -228,6 +221,5 @@ __all__ = [
     "dispatch",
     "follow",
     "result_of",
-    "resumer_name",
     "resumes_where",
 ]

@@ -15,9 +15,13 @@ What it promises (and how):
 - A decision is never lost. Deciding an approval whose batch another resume
   holds records the decision (queued); that resume carries it out when it
   saves its new continuation, or this flow does once the batch is free.
-- A claim ends: it expires after the resume's timeout plus a grace. One that
-  expires before its resume started is free again (nothing ran); one that
-  expires after is stuck: `recover` ends it without running anything.
+- A claim is a lease (`LEASE_S`) that a heartbeat thread renews while the
+  resume runs, a long host call on a thread too. One that lapses before its
+  resume started is free again with its decisions kept: another process takes
+  it over (`resume_decided`). One that lapses after is `unfinished` (outcome
+  unknown) as soon as anyone looks, never run again, unless every call it
+  started is idempotent: then the takeover runs it again from the same
+  continuation (the host sees the same idempotency key).
 - Continuations are consumed once when the runner has the store as its
   `continuation_store` (`store_runner` makes such a runner).
 """
@@ -29,17 +33,18 @@ import getpass
 import os
 import secrets
 import socket
+import threading
 import time
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from typing import Any, TypeVar
 
-from ...sandbox.limits import Limits
 from ...sandbox.result import CallRecord, RunResult
 from ...sandbox.runner import Runner, create_runner
 from ..json_budget import json_data
 from ..protocols import Store
 from ..records import (
+    REPLAY_GRANT,
     Applied,
     ApprovalConflict,
     ApprovalRefused,
@@ -53,12 +58,13 @@ from ..records import (
     approval_message,
 )
 from ..store_error import StoreError
+from .claims import LEASE_S
 from .policy import Deciders
 from .watch import POLL_S as WATCH_POLL_S
+from .watch import SWEEP_S
 
 T = TypeVar("T")
 
-CLAIM_GRACE_S = 60.0  # a claim lasts the resumed run's timeout plus this
 POLL_S = 0.2  # how often a queued decision looks at its batch
 
 
@@ -99,6 +105,8 @@ def _pending_of(
             payload=it.payload,
             message=approval_message(it.payload, it.path),
             continuation=result.continuation,
+            # Declared by the host function: called again with the same key, it does once.
+            idempotent=bool(getattr(it, "idempotent", False)),
             resume_by=resume_by,
         )
         for it in result.interruptions or []
@@ -117,7 +125,8 @@ def save_interrupted(
     """Keep the interruptions of a fresh run as pending approvals; them, as stored.
 
     An id the store already knows is left as it is (its resume moves it on).
-    `owner`: the MCP principal whose run it is (only it sees them over MCP)."""
+    `owner`: the MCP principal whose run it is (only it sees them over MCP);
+    `resume_by`: the executor id of the process that started the run (and waits for it)."""
     if result.status != "interrupted" or not result.continuation or not result.interruptions:
         return []
     store.add_approvals(_pending_of(result, source, host, owner, resume_by))
@@ -171,12 +180,51 @@ class Resolution:
     warnings: list[str] = field(default_factory=list)
 
 
-def claim_ttl(runner: Runner, run_kwargs: Mapping[str, Any]) -> float:
-    """How long a resume's claim lasts: its run's timeout, the wait for host calls
-    still running after it, and a grace for recording the outcome."""
-    given = run_kwargs.get("limits")
-    limits = given if isinstance(given, Limits) else runner.limits
-    return (limits.timeout_ms + limits.host_call_grace_ms) / 1000 + CLAIM_GRACE_S
+class Heartbeat:
+    """Renews a claim's lease every `lease_s / 3` on a thread of its own (so a busy event
+    loop, or a host call holding it, never lets a live resume's lease lapse), until
+    stopped. `lost` says why, once a renewal found the claim gone (taken over, settled):
+    the resume still ends as it would; the guard and `finish_batch` keep at most once."""
+
+    def __init__(self, store: Store, claim: Claim, lease_s: float = LEASE_S) -> None:
+        self.store = store
+        self.claim = claim
+        self.lease_s = lease_s
+        self.lost: str | None = None
+        self.beats = 0
+        self._settling = False
+        self._stop = threading.Event()
+        self._thread = threading.Thread(target=self._beat, name="run-repl-lease", daemon=True)
+
+    def start(self) -> Heartbeat:
+        self._thread.start()
+        return self
+
+    def _beat(self) -> None:
+        every = max(self.lease_s / 3, 0.01)
+        while not self._stop.wait(every):
+            try:
+                held = self.store.renew_batch(self.claim, lease_s=self.lease_s)
+            except Exception:  # the store is away: the next beat tries again (it may lapse)
+                continue
+            self.beats += 1
+            if not held and self._settling:
+                return  # its own resume's outcome ended the claim: nothing was lost
+            if not held:
+                self.lost = (
+                    f"the claim on approval {self.claim.first.id} was lost at "
+                    f"{time.strftime('%H:%M:%S')}: its lease ran out (this process was held "
+                    "up) and another process took the batch over or settled it"
+                )
+                return
+
+    def settling(self) -> None:
+        """The resume records its outcome now: the lease is still renewed meanwhile (a
+        server store may wait to reconnect), and a claim its own settling ended is not lost."""
+        self._settling = True
+
+    def stop(self) -> None:
+        self._stop.set()
 
 
 async def _store_call(
@@ -230,7 +278,7 @@ def _report(claim: Claim, result: RunResult) -> ResumeReport:
         next_continuation=result.continuation if interrupted else None,
         next_run_id=result.run_id if interrupted else None,
         # A resumed run stays its first run's owner's, whoever decided.
-        next_approvals=_pending_of(result, first.source, first.host, first.owner)
+        next_approvals=_pending_of(result, first.source, first.host, first.owner, first.resume_by)
         if interrupted
         else [],
     )
@@ -295,8 +343,31 @@ async def _resume(
     warnings: list[str],
     run_kwargs: Mapping[str, Any],
 ) -> tuple[RunResult, Claim | None]:
+    beat = Heartbeat(store, claim, ttl).start()
+    try:
+        return await _resume_held(
+            store, runner, host_functions, claim, ttl, warnings, run_kwargs, beat.settling
+        )
+    finally:
+        beat.stop()
+        if beat.lost:
+            warnings.append(beat.lost)
+
+
+async def _resume_held(
+    store: Store,
+    runner: Runner,
+    host_functions: Any,
+    claim: Claim,
+    ttl: float,
+    warnings: list[str],
+    run_kwargs: Mapping[str, Any],
+    settling: Callable[[], None],
+) -> tuple[RunResult, Claim | None]:
     first = claim.first
     returned: list[RunResult] = []
+    # A takeover's guard may spend the continuation the resume it took over spent.
+    grant = REPLAY_GRANT.set(claim.claim_id if claim.takeover else None)
     try:
         result = await runner.run(
             first.source,
@@ -310,13 +381,16 @@ async def _resume(
     except BaseException as exc:
         # The end was not seen: the store decides from whether the guard passed
         # (then the approvals are final, never pending), else releases them.
+        settling()
         try:
             store.finish_batch(
                 claim, ResumeReport(ended=False, why=_interrupted_why(exc)), ttl_s=ttl
             )
-        except Exception:  # the claim then runs out on its own; stuck ones are recovered
+        except Exception:  # the lease then lapses on its own, and a look settles it
             pass
         raise
+    finally:
+        REPLAY_GRANT.reset(grant)
     # Off the event loop (a server store may wait for its connection to come back), and
     # whole even when cancelled meanwhile: the outcome is recorded, then the cancel goes on.
     cancelled: asyncio.CancelledError | None = None
@@ -334,6 +408,7 @@ async def _resume(
         warnings.append(f"the run was not kept in the history: {exc}")
     except asyncio.CancelledError as exc:
         cancelled = exc
+    settling()
     try:
         after = await _store_call(
             store.finish_batch,
@@ -345,8 +420,8 @@ async def _resume(
     except StoreError as exc:
         warnings.append(
             f"the approvals' outcome could not be recorded ({exc}): they stay marked as being "
-            "resumed, will not run again, and show as stuck once their claim runs out; "
-            f"`run-repl approvals recover {first.id}` then ends them."
+            "resumed and will not run again; once their lease runs out (seconds) they read "
+            f"unfinished, outcome unknown (`run-repl approvals show {first.id}`)."
         )
         after = None
     if cancelled is not None:
@@ -390,9 +465,11 @@ async def resolve(
     deciders: Deciders | Mapping[str, Any] | None = None,
     on_queued: Callable[[Queued], Any] | None = None,
     poll_s: float = POLL_S,
+    lease_s: float = LEASE_S,
     **run_kwargs: Any,
 ) -> Resolution:
-    """Decide these approvals (True approves, anything else denies) and resume their run.
+    """Decide these approvals (True approves, anything else denies) and resume their run,
+    in this process, holding its claim with a heartbeat (a lease of `lease_s`).
 
     `approver`: the name the audit keeps (default: RUN_REPL_APPROVER, else the OS
     user); `via`: the channel the decision came through (an MCP client), kept in the
@@ -415,7 +492,7 @@ async def resolve(
         policy.check(name, [a for a in asked if a is not None])
     claimed_by = f"{name}@{socket.gethostname()} pid {os.getpid()}"
     claim_id = "clm_" + secrets.token_hex(8)
-    ttl = claim_ttl(runner, run_kwargs)
+    ttl = lease_s
     wanted = {i: decisions[i] is True for i in ids}
 
     def attempt(waiting: bool) -> Claim | Queued | Applied:
@@ -452,10 +529,28 @@ async def resolve(
             applied_by=by,
         )
     warnings: list[str] = []
-    result, claim = await _resume(store, runner, host_functions, got, ttl, warnings, run_kwargs)
-    while claim is not None:  # on, while decisions are queued on the run's next batch
-        carried = claim
-        following, claim = await _resume(
+    result = await _resume_chain(store, runner, host_functions, got, ttl, warnings, run_kwargs)
+    final = await asyncio.to_thread(
+        lambda: [a for a in (store.get_approval(i) for i in ids) if a is not None]
+    )
+    return Resolution(result, final, queued_behind, warnings=warnings)
+
+
+async def _resume_chain(
+    store: Store,
+    runner: Runner,
+    host_functions: Any,
+    claim: Claim,
+    ttl: float,
+    warnings: list[str],
+    run_kwargs: Mapping[str, Any],
+) -> RunResult:
+    """Resume a claimed batch, then the run's next batches while decisions are queued on
+    them; the last run that went."""
+    result, after = await _resume(store, runner, host_functions, claim, ttl, warnings, run_kwargs)
+    while after is not None:  # on, while decisions are queued on the run's next batch
+        carried = after
+        following, after = await _resume(
             store, runner, host_functions, carried, ttl, warnings, run_kwargs
         )
         if not await asyncio.to_thread(_any_final, store, list(carried.decisions)):
@@ -463,10 +558,47 @@ async def resolve(
             # they stay queued for their own flows; this flow's decisions are done.
             break
         result = following
-    final = await asyncio.to_thread(
-        lambda: [a for a in (store.get_approval(i) for i in ids) if a is not None]
+    return result
+
+
+async def resume_decided(
+    store: Store,
+    runner: Runner,
+    host_functions: Any,
+    approval_id: str,
+    *,
+    resumer: str,
+    lease_s: float = LEASE_S,
+    **run_kwargs: Any,
+) -> Resolution:
+    """Carry out the decisions recorded on the batch of `approval_id` (`record_decisions`,
+    or a resume that stopped): claim it (a lease of `lease_s`), hold it with a heartbeat,
+    resume the run, settle. `resumer`: who resumes (an executor's name, kept as the
+    claim's holder). ApprovalConflict when someone else holds it, it is final or not
+    decided; KeyError for an unknown id; StoreError if the claim cannot be recorded."""
+    claim_id = "clm_" + secrets.token_hex(8)
+    claimed_by = f"{resumer}@{socket.gethostname()} pid {os.getpid()}"
+
+    def give_back(got: Claim) -> None:  # cancelled just as the claim was taken: nothing ran
+        store.finish_batch(got, ResumeReport(ended=False, why="cancelled"), ttl_s=lease_s)
+
+    claim = await _store_call(
+        store.claim_decided,
+        approval_id,
+        claim_id=claim_id,
+        claimed_by=claimed_by,
+        ttl_s=lease_s,
+        undo=give_back,
     )
-    return Resolution(result, final, queued_behind, warnings=warnings)
+    warnings: list[str] = []
+    result = await _resume_chain(
+        store, runner, host_functions, claim, lease_s, warnings, run_kwargs
+    )
+    decided = list(claim.decisions)
+    final = await asyncio.to_thread(
+        lambda: [a for a in (store.get_approval(i) for i in decided) if a is not None]
+    )
+    return Resolution(result, final, warnings=warnings)
 
 
 async def decide(
@@ -519,19 +651,20 @@ def open_approvals(store: Store) -> list[PendingApproval]:
 
 
 __all__ = [
-    "CLAIM_GRACE_S",
+    "LEASE_S",
     "ApprovalConflict",
     "ApprovalRefused",
     "ApprovalStuck",
     "Deciders",
+    "Heartbeat",
     "Resolution",
     "approver_name",
-    "claim_ttl",
     "decide",
     "open_approvals",
     "record_run",
     "recover",
     "resolve",
+    "resume_decided",
     "save_interrupted",
     "store_runner",
 ]
@@ -553,7 +686,11 @@ async def wait_for_approvals_change(store: Any, since: int, timeout_s: float) ->
     if push is not None:
         return int(await asyncio.to_thread(push, since, timeout_s))
     deadline = time.monotonic() + timeout_s
+    swept = time.monotonic()
     while True:
+        if time.monotonic() - swept >= SWEEP_S and hasattr(store, "settle_lapsed"):
+            swept = time.monotonic()  # a resume that stopped after its guard: heard now
+            await asyncio.to_thread(store.settle_lapsed)
         version = await asyncio.to_thread(store.approvals_version)
         if version != since:
             return int(version)

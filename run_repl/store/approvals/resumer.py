@@ -29,7 +29,7 @@ from typing import Any
 
 from ...sandbox.resume.continuation import manifest_digest_of
 from ...sandbox.runner import Runner
-from ..executors import BEAT_S, executor_label, new_executor_id
+from ..executors import BEAT_S, executor_label, executor_name, new_executor_id
 from ..protocols import Store
 from ..records import ApprovalConflict, ClaimLost, PendingApproval
 from ..store_error import StoreError
@@ -89,6 +89,7 @@ class Resumer:
         self.host = host
         self._digest = digest
         self.kind = kind
+        self.name = executor_name(kind)
         self.label = label or executor_label(kind)
         self.id = executor_id or new_executor_id()
         self.max_resumes = max(1, max_resumes)
@@ -160,7 +161,7 @@ class Resumer:
                 self.runner,
                 self.host_functions,
                 approval.id,
-                resumer=self.label,
+                resumer=self.name,  # the claim adds the machine and pid: the label
                 **self.run_kwargs,
             )
         except (ApprovalConflict, ClaimLost, KeyError):

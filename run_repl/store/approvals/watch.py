@@ -18,6 +18,7 @@ from collections.abc import Callable
 from ..store_error import StoreError
 
 POLL_S = 0.05  # how often a store that cannot push changes is read while someone waits
+SWEEP_S = 1.0  # how often, while someone waits, lapsed resumes are settled (and so heard)
 
 
 class ApprovalWatch:
@@ -35,6 +36,10 @@ class ApprovalWatch:
         self._waiting = 0  # threads inside wait()
         self._failures = 0  # reads that failed so far (waiters raise on a new one)
         self.last_error: str | None = None
+        # The store's `settle_lapsed`: a resume that died after its guard writes nothing,
+        # so while anyone waits this thread settles such batches (the change is then heard).
+        self.sweep: Callable[[], object] | None = None
+        self._swept = time.monotonic()
 
     def _start(self) -> None:
         with self._cond:
@@ -118,6 +123,18 @@ class ApprovalWatch:
             except Exception:
                 pass
 
+    def _sweep_due(self) -> None:
+        """Settle lapsed resumes every SWEEP_S while anyone waits (on the watching thread)."""
+        if self.sweep is None or not (self._watchers or self._waiting):
+            return
+        if time.monotonic() - self._swept < SWEEP_S:
+            return
+        self._swept = time.monotonic()
+        try:
+            self.sweep()
+        except Exception:  # a failed sweep is tried again next time; reading goes on
+            pass
+
     def _loop(self) -> None:
         raise NotImplementedError
 
@@ -169,9 +186,10 @@ class PollingWatch(ApprovalWatch):
                 self.last_error = None
                 if version != known:
                     self._seen(version)
+            self._sweep_due()
             with self._cond:
                 if not self._read_now and not self._stop.is_set():
                     self._cond.wait(self._interval_s)
 
 
-__all__ = ["POLL_S", "ApprovalWatch", "PollingWatch"]
+__all__ = ["POLL_S", "SWEEP_S", "ApprovalWatch", "PollingWatch"]

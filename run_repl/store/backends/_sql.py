@@ -133,6 +133,24 @@ def stuck_sql(now: str) -> str:
     )
 
 
+def lapsed_sql(now: str) -> str:
+    """The batches with a started call that is not idempotent and whose lease ran out by
+    `now`: what `settle_lapsed` ends (the status index finds them: a few open rows)."""
+    return (
+        "SELECT DISTINCT batch FROM approvals WHERE status = 'executing' AND NOT idempotent "
+        f"AND COALESCE(claim_expires_at, 0) <= {now}"
+    )
+
+
+def renew_sql(until: str, dialect: Dialect) -> str:
+    """The heartbeat: the lease of one claim on its approvals pushed to `until` (an SQL
+    expression of the store's clock), only where that claim still holds them."""
+    return (
+        f"UPDATE approvals SET claim_expires_at = {until} WHERE claim_id = {dialect.p('claim')} "
+        "AND status IN ('claimed', 'executing') RETURNING id"
+    )
+
+
 def approvals_where(
     status: str | None, now: str, dialect: Dialect, all_rows: str = "1 = 1"
 ) -> tuple[str, dict[str, Any]]:
@@ -255,9 +273,11 @@ __all__ = [
     "approval_update",
     "approvals_where",
     "get_run_sql",
+    "lapsed_sql",
     "list_runs_sql",
     "pending_sql",
     "pg_text",
+    "renew_sql",
     "run_from_row",
     "run_row",
     "set_resumed_as_sql",

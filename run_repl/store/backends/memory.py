@@ -21,7 +21,17 @@ from ..budgets import (
 )
 from ..executors import MemoryExecutors
 from ..json_budget import dumps, fit_envelope
-from ..records import FINAL_STATUSES, PendingApproval, RunKey, RunRecord, as_read
+from ..records import (
+    FINAL_STATUSES,
+    REPLAY_GRANT,
+    PendingApproval,
+    RunKey,
+    RunRecord,
+    as_read,
+    grant_key,
+)
+
+GRANT_KEPT_S = 24 * 3600  # a takeover's grant to spend a token again, if never used
 
 
 class _Rows:
@@ -30,6 +40,7 @@ class _Rows:
     def __init__(self, table: dict[str, PendingApproval]) -> None:
         self.table = table
         self.changes: dict[str, PendingApproval] = {}
+        self.grants: dict[str, float] = {}  # consumed-continuation rows, written on commit
 
     def _now(self, approval: PendingApproval) -> PendingApproval:
         return as_read(self.changes.get(approval.id, approval).model_copy(deep=True))
@@ -57,6 +68,9 @@ class _Rows:
         for a in approvals:
             if a.id not in self.table and a.id not in self.changes:
                 self.changes[a.id] = a.model_copy(deep=True)
+
+    def grant_replay(self, digest: str, claim_id: str) -> None:
+        self.grants[grant_key(claim_id, digest)] = time.time() + GRANT_KEPT_S
 
 
 class MemoryStore(ApprovalClaims, MemoryExecutors):
@@ -233,6 +247,7 @@ class MemoryStore(ApprovalClaims, MemoryExecutors):
         with self._lock:
             rows = _Rows(self._approvals)
             yield rows
+            self._consumed.update(rows.grants)
             if rows.changes:  # an operation that only read changes nothing anyone watches
                 self._approvals.update(rows.changes)
                 self._approvals_version += 1
@@ -246,7 +261,46 @@ class MemoryStore(ApprovalClaims, MemoryExecutors):
         with self._approval_rows() as rows:
             rows.insert(approvals)
 
+    def _lapsed_batches(self) -> list[str]:
+        now = time.time()
+        with self._lock:
+            return sorted(
+                {
+                    a.batch
+                    for a in self._approvals.values()
+                    if a.status == "executing"
+                    and not a.idempotent
+                    and (a.claim_expires_at or 0) <= now
+                }
+            )
+
+    def _open_rows(self, host: str | None) -> tuple[list[PendingApproval], float]:
+        now = time.time()
+        with self._lock:
+            rows = [
+                as_read(a.model_copy(deep=True), now)
+                for a in self._approvals.values()
+                if a.status not in FINAL_STATUSES and (host is None or a.host == host)
+            ]
+        return rows, now
+
+    def _renew(self, claim_id: str, ids: list[str], until_s: float) -> set[str]:
+        now = time.time()
+        renewed = set()
+        with self._lock:
+            for i in ids:
+                a = self._approvals.get(i)
+                if (
+                    a is not None
+                    and a.claim_id == claim_id
+                    and a.status in ("claimed", "executing")
+                ):
+                    a.claim_expires_at = now + until_s
+                    renewed.add(i)
+        return renewed
+
     def list_approvals(self, status: str | None = "pending") -> list[PendingApproval]:
+        self.settle_lapsed()  # a resume that stopped after its guard reads unfinished now
         now = time.time()
         with self._lock:
             items = [as_read(a.model_copy(deep=True), now) for a in self._approvals.values()]
@@ -271,11 +325,14 @@ class MemoryStore(ApprovalClaims, MemoryExecutors):
     # ------------------------------------------------------------------ continuations
     def consume_continuation(self, digest: str, expires_at: float) -> bool:
         now = time.time()
+        takeover = REPLAY_GRANT.get()
         with self._lock:
             for spent in [d for d, exp in self._consumed.items() if exp < now]:
                 del self._consumed[spent]
             if digest in self._consumed:
-                return False
+                # Spent before, by the resume this claim took over: once more, for it alone.
+                grant = grant_key(takeover, digest) if takeover is not None else None
+                return grant is not None and self._consumed.pop(grant, None) is not None
             self._consumed[digest] = expires_at
             return True
 

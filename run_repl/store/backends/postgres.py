@@ -58,17 +58,20 @@ from ..budgets import (
 )
 from ..json_budget import dumps
 from ..records import (
+    REPLAY_GRANT,
     Applied,
     Claim,
     PendingApproval,
     Queued,
     RunKey,
     RunRecord,
+    grant_key,
 )
 from ..store_error import StoreError
 from ..store_url import check_url, mask, scrub
 from ._sql import (
     APPROVAL_COLUMNS,
+    OPEN_SQL,
     POSTGRES,
     aged_values_sql,
     approval_from_row,
@@ -77,8 +80,10 @@ from ._sql import (
     approval_update,
     approvals_where,
     get_run_sql,
+    lapsed_sql,
     list_runs_sql,
     pg_text,
+    renew_sql,
     run_from_row,
     run_row,
     set_resumed_as_sql,
@@ -110,6 +115,7 @@ POOL_WAIT_S = 2.0  # a pool that has no connection for this long is taken as rec
 # so its locks (and a retry waiting on them) are not held for hours.
 IDLE_IN_TRANSACTION_S = 60
 OPS_KEPT_S = 24 * 3600  # how long an approval operation's answer is kept for its retry
+GRANT_KEPT_S = 24 * 3600  # a takeover's grant to spend a token again, if never used
 _RETRYABLE = (pg_errors.DeadlockDetected, pg_errors.SerializationFailure)
 _STORED_APPROVAL_COLUMNS = (*APPROVAL_COLUMNS, "source_exact")
 
@@ -265,6 +271,14 @@ class _Rows(ApprovalRows):
                 cur.executemany(_APPROVAL_INSERT, params)
             self.wrote = True
 
+    def grant_replay(self, digest: str, claim_id: str) -> None:
+        # consumed_by '' marks it unspent; the takeover's consume writes its own mark.
+        self.conn.execute(
+            "INSERT INTO consumed_continuations (digest, expires_at, consumed_at, consumed_by) "
+            f"VALUES (%s, {_SERVER_NOW} + %s, {_SERVER_NOW}, '') ON CONFLICT (digest) DO NOTHING",
+            (grant_key(claim_id, digest), GRANT_KEPT_S),
+        )
+
     def now(self) -> float:
         """The server's clock as the last locking read saw it (else asked now)."""
         if self._now is None:
@@ -357,6 +371,7 @@ class PostgresStore(ApprovalClaims, SqlExecutors):
         self._listener = ApprovalListener(
             self._listen_connection, self._channel, self._read_version, f"run-repl-listen {schema}"
         )
+        self._listener.sweep = self.settle_lapsed
 
     # ------------------------------------------------------------------ plumbing
     def _configure(self, conn: psycopg.Connection) -> None:
@@ -886,7 +901,35 @@ class PostgresStore(ApprovalClaims, SqlExecutors):
 
         return self._call(read)
 
+    def _lapsed_batches(self) -> list[str]:
+        text = lapsed_sql(_SERVER_NOW_STABLE)
+        return self._call(lambda conn: [r[0] for r in conn.execute(text).fetchall()])
+
+    def _open_rows(self, host: str | None) -> tuple[list[PendingApproval], float]:
+        where, args = OPEN_SQL, {}
+        if host is not None:
+            where, args = f"{where} AND host = %(host)s", {"host": pg_text(host)}
+        rows = self._select_approvals(where, args)
+
+        def now(conn: psycopg.Connection) -> float:
+            row = conn.execute(f"SELECT {_SERVER_NOW}").fetchone()
+            assert row is not None
+            return float(row[0])
+
+        # A listing's clock: `claim_decided` judges the claim again under its locks.
+        return rows, self._call(now)
+
+    def _renew(self, claim_id: str, ids: list[str], until_s: float) -> set[str]:
+        # The server's clock, never this machine's: a fast machine must not shorten (or a
+        # slow one stretch) a lease that another machine reads.
+        text = renew_sql(f"{_SERVER_NOW} + %(until)s", POSTGRES)
+        rows = self._call(
+            lambda conn: conn.execute(text, {"until": until_s, "claim": claim_id}).fetchall()
+        )
+        return {r[0] for r in rows} & set(ids)
+
     def list_approvals(self, status: str | None = "pending") -> list[PendingApproval]:
+        self.settle_lapsed()  # a resume that stopped after its guard reads unfinished now
         where, args = approvals_where(status, _SERVER_NOW, POSTGRES, all_rows="true")
         return self._select_approvals(where, args)
 
@@ -899,6 +942,8 @@ class PostgresStore(ApprovalClaims, SqlExecutors):
         """True the first time this continuation is used, on any machine; False ever
         after (until it expires). A retry after a lost commit knows its own use."""
         me = secrets.token_hex(12)
+        takeover = REPLAY_GRANT.get()
+        grant = grant_key(takeover, digest) if takeover is not None else None
 
         def consume(conn: psycopg.Connection) -> bool:
             # Forgotten and stamped by the server's clock, never this machine's: a
@@ -916,6 +961,18 @@ class PostgresStore(ApprovalClaims, SqlExecutors):
                 row = conn.execute(
                     "SELECT consumed_by FROM consumed_continuations WHERE digest = %s", (digest,)
                 ).fetchone()
+                if grant is not None and (row is None or row[0] != me):
+                    # Spent before, by the resume this claim took over: once more, for it
+                    # alone (marked, not deleted, so a retry after a lost commit knows it).
+                    conn.execute(
+                        "UPDATE consumed_continuations SET consumed_by = %s "
+                        "WHERE digest = %s AND consumed_by = ''",
+                        (me, grant),
+                    )
+                    row = conn.execute(
+                        "SELECT consumed_by FROM consumed_continuations WHERE digest = %s",
+                        (grant,),
+                    ).fetchone()
             return row is not None and row[0] == me
 
         return self._call(consume)

@@ -56,6 +56,7 @@ class ApprovalListener(ApprovalWatch):
                         heard = True
                     if heard:
                         self._seen(self._read_version(conn))
+                    self._sweep_due()
             except psycopg.Error as exc:
                 self.last_error = str(exc)
                 self._seen(None)

@@ -44,14 +44,17 @@ from ..budgets import (
 )
 from ..json_budget import dumps, fit_envelope
 from ..records import (
+    REPLAY_GRANT,
     PendingApproval,
     RunKey,
     RunRecord,
     continuation_batch,
+    grant_key,
 )
 from ..store_error import StoreError
 from ._sql import (
     APPROVAL_COLUMNS,
+    OPEN_SQL,
     SQLITE,
     aged_values_sql,
     approval_from_row,
@@ -60,7 +63,9 @@ from ._sql import (
     approval_update,
     approvals_where,
     get_run_sql,
+    lapsed_sql,
     list_runs_sql,
+    renew_sql,
     run_from_row,
     run_row,
     set_resumed_as_sql,
@@ -71,6 +76,7 @@ from .executors_sql import SqlExecutors
 T = TypeVar("T")
 
 BUSY_TIMEOUT_S = 10
+GRANT_KEPT_S = 24 * 3600  # a takeover's grant to spend a token again, if never used
 
 
 # ---------------------------------------------------------------------- schema
@@ -378,6 +384,14 @@ class _Rows:
     def insert(self, approvals: Iterable[PendingApproval]) -> None:
         self._write(_APPROVAL_INSERT, approvals)
 
+    def grant_replay(self, digest: str, claim_id: str) -> None:
+        now = time.time()
+        self.db.execute(
+            "INSERT OR REPLACE INTO consumed_continuations (digest, expires_at, consumed_at) "
+            "VALUES (?, ?, ?)",
+            (grant_key(claim_id, digest), now + GRANT_KEPT_S, now),
+        )
+
     def _write(self, statement: str, approvals: Iterable[PendingApproval]) -> None:
         params = [approval_params(a, SQLITE) for a in approvals]
         if params:
@@ -416,6 +430,7 @@ class SqliteStore(ApprovalClaims, SqlExecutors):
         self._db: sqlite3.Connection | None = None
         # Its thread starts with the first waiter (an inbox, an MCP call waiting).
         self._watch = PollingWatch(self.approvals_version, name="run-repl-sqlite-watch")
+        self._watch.sweep = self.settle_lapsed
         try:
             if not self.path.parent.is_dir():
                 make_private_dir(self.path.parent)
@@ -756,7 +771,31 @@ class SqliteStore(ApprovalClaims, SqlExecutors):
         with self._approval_rows() as rows:
             rows.insert(approvals)
 
+    def _lapsed_batches(self) -> list[str]:
+        return [
+            r[0]
+            for r in self._read(lambda db: db.execute(lapsed_sql("?"), (time.time(),)).fetchall())
+        ]
+
+    def _open_rows(self, host: str | None) -> tuple[list[PendingApproval], float]:
+        now = time.time()
+        sql = f"SELECT * FROM approvals WHERE {OPEN_SQL}"
+        args: tuple[str, ...] = ()
+        if host is not None:
+            sql, args = sql + " AND host = ?", (_text(host),)
+        rows = self._read(lambda db: db.execute(sql, args).fetchall())
+        return [approval_from_row(r, now) for r in rows], now
+
+    def _renew(self, claim_id: str, ids: list[str], until_s: float) -> set[str]:
+        statement = renew_sql(":until", SQLITE)
+        with self._tx() as db:
+            renewed = db.execute(
+                statement, {"until": time.time() + until_s, "claim": claim_id}
+            ).fetchall()
+        return {r[0] for r in renewed} & set(ids)
+
     def list_approvals(self, status: str | None = "pending") -> list[PendingApproval]:
+        self.settle_lapsed()  # a resume that stopped after its guard reads unfinished now
         now = time.time()
         where, args = approvals_where(status, ":now", SQLITE)
         args["now"] = now
@@ -773,6 +812,7 @@ class SqliteStore(ApprovalClaims, SqlExecutors):
     def consume_continuation(self, digest: str, expires_at: float) -> bool:
         """True the first time this continuation is used; False ever after (until it expires)."""
         now = time.time()
+        takeover = REPLAY_GRANT.get()
         with self._tx(durable=True) as db:
             db.execute("DELETE FROM consumed_continuations WHERE expires_at < ?", (now,))
             inserted = db.execute(
@@ -780,6 +820,12 @@ class SqliteStore(ApprovalClaims, SqlExecutors):
                 "VALUES (?, ?, ?)",
                 (digest, expires_at, now),
             ).rowcount
+            if inserted != 1 and takeover is not None:
+                # Spent before, by the resume this claim took over: once more, for it alone.
+                inserted = db.execute(
+                    "DELETE FROM consumed_continuations WHERE digest = ?",
+                    (grant_key(takeover, digest),),
+                ).rowcount
         return inserted == 1
 
 

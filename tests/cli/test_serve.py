@@ -221,3 +221,30 @@ def test_with_no_executor_the_cli_resumes_the_run_itself_as_before(team: Team) -
     assert value["launched"] == "apollo" and value["pid"] != os.getpid()
     assert team.launches() == [("apollo", value["pid"])]
     assert team.approval(approval_id).status == "approved"
+
+
+def test_a_server_killed_before_the_first_live_call_is_taken_over_and_the_call_runs_once(
+    team: Team,
+) -> None:
+    servers = {pid_of(s): s for s in (team.serve(), team.serve())}
+    (team.root / "hold-guard").touch()  # the first resume to reach its guard waits there
+    approval_id = team.pause()
+    approved = team.cli("approvals", "approve", approval_id)
+    assert approved.returncode == 0, approved.stderr
+    held = team.until(
+        lambda: (team.root / "held-guard").exists() and (team.root / "held-guard").read_text(),
+        "a resume to reach its guard",
+    )
+    victim = int(held)
+    assert victim in servers
+    claimed = team.approval(approval_id)
+    assert claimed.state() == "claimed" and claimed.claimed_by == servers[victim].label
+    os.kill(victim, signal.SIGKILL)  # before anything of the resume ran live
+    killed_at = time.monotonic()
+    done = team.final(approval_id)
+    took = time.monotonic() - killed_at
+    [survivor] = [s for pid, s in servers.items() if pid != victim]
+    assert done.status == "approved" and done.outcome == "ok"
+    assert done.claimed_by == survivor.label  # taken over by the other server
+    assert team.launches() == [("apollo", pid_of(survivor))]  # once, there
+    print(f"taken over {took:.1f} s after the kill")  # a figure for the report, not a bound

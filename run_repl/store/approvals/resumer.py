@@ -23,8 +23,10 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import logging
+import time
 from collections.abc import Callable
 from dataclasses import dataclass
+from functools import partial
 from typing import Any
 
 from ...sandbox.resume.continuation import manifest_digest_of
@@ -37,6 +39,7 @@ from . import flow
 from .flow import wait_for_approvals_change
 
 MAX_RESUMES = 4  # batches resumed at once by one executor (the runner's runs in flight)
+RETRY_S = 1.0  # a batch whose resume here just ended is not taken again sooner (RUN_BUSY...)
 
 log = logging.getLogger("run_repl.resumer")
 
@@ -98,6 +101,7 @@ class Resumer:
         self.running: dict[str, asyncio.Task[None]] = {}  # batch -> its resume
         self.registered = False
         self._digests: dict[str, str | None] = {}  # batch -> its token's host functions
+        self._ended_at: dict[str, float] = {}  # batch -> when its last resume here ended
 
     @property
     def digest(self) -> str:
@@ -188,9 +192,19 @@ class Resumer:
                 return
             if a.batch in self.running:
                 continue
+            ended = self._ended_at.get(a.batch)
+            if ended is not None and time.monotonic() - ended < RETRY_S:
+                continue  # not again at once: the next round (a change, or BEAT_S) retries
             task = asyncio.create_task(self._resume(a), name=f"resume {a.id}")
             self.running[a.batch] = task
-            task.add_done_callback(lambda _, batch=a.batch: self.running.pop(batch, None))
+            task.add_done_callback(partial(self._ended, a.batch))
+
+    def _ended(self, batch: str, task: asyncio.Task[None]) -> None:
+        self.running.pop(batch, None)
+        now = time.monotonic()
+        for old in [b for b, t in self._ended_at.items() if now - t > RETRY_S]:
+            del self._ended_at[old]
+        self._ended_at[batch] = now
 
     # ------------------------------------------------------------------ the loop
     async def run(self, stop: asyncio.Event) -> None:
@@ -261,4 +275,4 @@ class Resumer:
                 log.warning("executor heartbeat failed: %s", exc)
 
 
-__all__ = ["MAX_RESUMES", "Resumed", "Resumer"]
+__all__ = ["MAX_RESUMES", "RETRY_S", "Resumed", "Resumer"]

@@ -34,6 +34,8 @@ LIVE_S = 6.0  # an executor not seen for this long is taken as gone (three beats
 KEPT_S = 24 * 3600.0  # a gone executor's row is forgotten after this (a new one prunes it)
 
 ExecutorKind = Literal["mcp", "serve", "ide", "cli"]
+TAKES_ANY = frozenset({"mcp", "serve"})
+"""Kinds that resume any run of their host; the others (an IDE) resume only their own."""
 
 
 class Executor(BaseModel):
@@ -164,6 +166,7 @@ __all__ = [
     "BEAT_S",
     "KEPT_S",
     "LIVE_S",
+    "TAKES_ANY",
     "Executor",
     "ExecutorKind",
     "ExecutorRegistry",

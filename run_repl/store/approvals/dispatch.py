@@ -30,7 +30,7 @@ from ...sandbox.errors import RunReplError
 from ...sandbox.result import RunResult
 from ...sandbox.resume.continuation import manifest_digest_of
 from ...sandbox.runner import Runner
-from ..executors import BEAT_S, Executor
+from ..executors import BEAT_S, TAKES_ANY, Executor
 from ..protocols import Store
 from ..records import ApprovalConflict, PendingApproval, Queued
 from . import flow
@@ -43,10 +43,6 @@ class NoExecutor(RunReplError, RuntimeError):
     was recorded."""
 
     code = "APPROVAL_NO_EXECUTOR"
-
-
-TAKES_ANY = frozenset({"mcp", "serve"})
-"""Executors that resume any run of their host (the others resume only their own)."""
 
 
 def resumes_where(

@@ -31,7 +31,7 @@ from typing import Any
 
 from ...sandbox.resume.continuation import manifest_digest_of
 from ...sandbox.runner import Runner
-from ..executors import BEAT_S, executor_label, executor_name, new_executor_id
+from ..executors import BEAT_S, TAKES_ANY, executor_label, executor_name, new_executor_id
 from ..protocols import Store
 from ..records import ApprovalConflict, ClaimLost, PendingApproval
 from ..store_error import StoreError
@@ -135,6 +135,8 @@ class Resumer:
         """Of decided, free batches: those this executor should resume, its own first.
         A blocking read (the starters' liveness): call off the event loop."""
         mine = [a for a in decided if a.resume_by == self.id]
+        if self.kind not in TAKES_ANY:
+            return mine  # an IDE resumes only the runs it started
         others = []
         live: dict[str, bool] = {}
         for a in decided:

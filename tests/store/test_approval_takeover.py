@@ -10,19 +10,35 @@ on the two durable ones, with real processes."""
 from __future__ import annotations
 
 import asyncio
+import signal
+import subprocess
 import time
 from types import ModuleType
 from typing import Any
 
 import pytest
-from store_kinds import expire_claims, open_spec
+from store_kinds import execute, expire_claims, open_spec
+from test_approval_faults import read_line, start_approver
 from test_team_clock import TWO_HOURS, clock_off_by
 
 from run_repl.sandbox.resume.continuation import token_digest
 from run_repl.sandbox.runner import Runner
 from run_repl.store import LEASE_S, ApprovalConflict, Claim, PendingApproval, Store
-from run_repl.store.approvals.flow import Heartbeat, resolve, resume_decided
+from run_repl.store.approvals.flow import (
+    Heartbeat,
+    Resolution,
+    decide,
+    resolve,
+    resume_decided,
+    save_interrupted,
+    store_runner,
+    wait_for_approvals_change,
+)
 from run_repl.store.records import REPLAY_GRANT, ResumeReport
+
+SECRET = "s" * 40
+HOST = "bank_host:HOSTS"
+TAKEOVER_S = 10.0  # what the issue asks: a dead decider's resume moves on within this
 
 
 def approval(approval_id: str, token: str = "tok-1", **fields: object) -> PendingApproval:
@@ -299,3 +315,149 @@ def test_a_machine_two_hours_fast_neither_steals_nor_stretches_a_lease(
     finally:
         right.close()
         fast.close()
+
+
+# ---------------------------------------------------------------- a decider killed (real processes)
+
+
+async def paused_run(store: Store, runner: Runner, bank: ModuleType, source: str) -> Any:
+    first = await runner.run(source, bank.HOSTS)
+    assert first.status == "interrupted", first.error
+    [saved] = save_interrupted(store, first, source=source, host=HOST)
+    return saved
+
+
+async def take_over(
+    store: Store, runner: Runner, bank: ModuleType, approval_id: str, since: float
+) -> tuple[Resolution, float]:
+    """Resume it from this process as soon as the dead decider's lease lets anyone (refused
+    while it holds); how long after `since` that was. Within 10 s, or the test fails."""
+    while True:
+        try:
+            done = await resume_decided(store, runner, bank.HOSTS, approval_id, resumer="srv")
+            return done, time.monotonic() - since
+        except ApprovalConflict as exc:
+            assert "being resumed" in str(exc), exc
+            assert time.monotonic() - since < TAKEOVER_S, "not taken over within 10 s"
+            await asyncio.sleep(0.1)
+
+
+def wait_for_start(bank: ModuleType, tag: str, proc: subprocess.Popen[str]) -> None:
+    deadline = time.monotonic() + 60
+    while not bank.rows("start", tag):  # the approved call has begun (and is held)
+        assert time.monotonic() < deadline and proc.poll() is None, proc.communicate()
+        time.sleep(0.02)
+
+
+def kill(proc: subprocess.Popen[str]) -> float:
+    proc.send_signal(signal.SIGKILL)
+    proc.wait()
+    return time.monotonic()
+
+
+@pytest.mark.slow
+async def test_a_decider_killed_before_the_first_live_call_is_taken_over_within_10_s(
+    durable_spec: str, bank: ModuleType
+) -> None:
+    store = open_spec(durable_spec)
+    runner = store_runner(store, secret=SECRET)
+    approval = await paused_run(store, runner, bank, "return await bank.transfer(2, 'early')")
+    proc = start_approver(durable_spec, approval.id, "alice", "held")
+    try:
+        assert read_line(proc) == "held"  # claimed, its resume stopped short of the call
+        assert store.get_approval(approval.id).state() == "claimed"
+    finally:
+        killed = kill(proc)
+    done, after = await take_over(store, runner, bank, approval.id, killed)
+    assert done.result is not None and done.result.status == "ok", done.result
+    [ended] = done.approvals
+    assert ended.status == "approved" and ended.decided_by == "alice"  # her decision, kept
+    assert bank.rows() == [("early", 2)]  # run once
+    print(f"taken over {after:.1f} s after the decider was killed")
+
+
+@pytest.mark.slow
+async def test_a_decider_killed_after_the_first_live_call_is_unfinished_at_once_for_waiters(
+    durable_spec: str, bank: ModuleType
+) -> None:
+    store = open_spec(durable_spec)
+    runner = store_runner(store, secret=SECRET)
+    source = "return await bank.transfer(1, 'late', 60)"
+    approval = await paused_run(store, runner, bank, source)
+    proc = start_approver(durable_spec, approval.id, "alice")
+    try:
+        wait_for_start(bank, "late", proc)
+        version = store.approvals_version()
+    finally:
+        killed = kill(proc)
+    # Nobody lists or decides: the waiter's own watch settles the lapsed lease and hears it.
+    while (seen := store.get_approval(approval.id)).status != "unfinished":
+        assert time.monotonic() - killed < TAKEOVER_S, f"still {seen.state()} (not 95 s)"
+        version = await wait_for_approvals_change(store, version, TAKEOVER_S)
+    heard = time.monotonic() - killed
+    assert seen.outcome == "unknown"
+    assert "alice" in (seen.note or "") and "lease ran out" in (seen.note or "")
+    with pytest.raises(ApprovalConflict, match="already unfinished"):
+        await resume_decided(store, runner, bank.HOSTS, approval.id, resumer="srv")
+    with pytest.raises(ApprovalConflict, match="already unfinished"):
+        await decide(store, runner, bank.HOSTS, {approval.id: True}, approver="bob")
+    assert store.resumable() == []
+    assert bank.rows("start", "late") == [("late", 1)] and bank.rows() == []  # never re-run
+    print(f"unfinished, heard by a waiter, {heard:.1f} s after the decider was killed")
+
+
+@pytest.mark.slow
+async def test_an_idempotent_call_killed_mid_call_is_taken_over_with_the_same_continuation(
+    durable_spec: str, bank: ModuleType
+) -> None:
+    store = open_spec(durable_spec)
+    runner = store_runner(store, secret=SECRET)
+    source = "return await bank.transfer(3, 'idem', 60)"
+    approval = await paused_run(store, runner, bank, source)
+    # What the host declares (`@requires_approval(idempotent=True)`), as the store keeps it.
+    execute(durable_spec, "UPDATE approvals SET idempotent = true")
+    proc = start_approver(durable_spec, approval.id, "alice")
+    try:
+        wait_for_start(bank, "idem", proc)
+    finally:
+        killed = kill(proc)
+    bank.release("idem")  # the call, run again, finishes at once
+    assert store.settle_lapsed() == []  # never made unfinished: it may run again
+    done, after = await take_over(store, runner, bank, approval.id, killed)
+    assert done.result is not None and done.result.status == "ok" and done.result.value == 3
+    [ended] = done.approvals
+    assert ended.status == "approved" and ended.outcome == "ok"
+    assert ended.continuation == approval.continuation  # the token the killed decider spent
+    assert bank.rows("start", "idem") == [("idem", 3), ("idem", 3)]  # called once more
+    assert bank.rows() == [("idem", 3)]
+    # Anyone else replaying that token is still refused, and nothing runs.
+    replay = await store_runner(store, secret=SECRET).run(
+        source,
+        bank.HOSTS,
+        continuation=approval.continuation,
+        resolutions=[{"interruption_id": approval.id, "value": True}],
+    )
+    assert replay.error is not None and replay.error.code == "RUN_CONTINUATION_INVALID"
+    assert "already used" in replay.error.message
+    with pytest.raises(ApprovalConflict, match="already approved"):
+        await resume_decided(store, runner, bank.HOSTS, approval.id, resumer="srv2")
+    assert bank.rows("start", "idem") == [("idem", 3), ("idem", 3)]
+    print(f"taken over {after:.1f} s after the decider was killed")
+
+
+async def test_a_saved_approval_keeps_whether_it_is_idempotent_and_who_started_its_run(
+    store: Store, runner: Runner, bank: ModuleType
+) -> None:
+    source = "await bank.transfer(1, 'a')\nreturn await bank.transfer(2, 'b')"
+    first = await runner.run(source, bank.HOSTS)
+    assert first.status == "interrupted" and first.interruptions
+    # What the engine says of a call declared `@requires_approval(idempotent=True)`.
+    object.__setattr__(first.interruptions[0], "idempotent", True)
+    [saved] = save_interrupted(store, first, source=source, host=HOST, resume_by="exec_ide_1")
+    assert saved.idempotent and saved.resume_by == "exec_ide_1"
+    assert store.get_approval(saved.id).idempotent  # as the store keeps it
+    done = await resolve(store, runner, bank.HOSTS, {saved.id: True})
+    assert done.result is not None and done.result.status == "interrupted"
+    [following] = [a for a in store.list_approvals("pending") if a.id != saved.id]
+    # The run's next approval waits on the same process; whether it is idempotent is its own.
+    assert following.resume_by == "exec_ide_1" and not following.idempotent

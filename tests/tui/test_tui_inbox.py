@@ -283,7 +283,13 @@ async def test_a_stuck_approval_is_recovered_after_a_confirmation(data_dir: Path
     approval_id = await interrupted_elsewhere(data_dir)
     app = make_app(data_dir)
     store = app.ws.store
-    # Another approver's resume passed its guard, then its process died: its claim ran out.
+    # Declared idempotent, so a lapsed resume waits for a takeover rather than reading
+    # unfinished at once (the next test): until then it is stuck, and a person may end it.
+    db = sqlite3.connect(store.path)  # type: ignore[attr-defined]
+    with db:
+        db.execute("UPDATE approvals SET idempotent = 1 WHERE id = ?", (approval_id,))
+    db.close()
+    # Another approver's resume passed its guard, then its process died: its lease ran out.
     claim = store.claim_batch(
         {approval_id: True}, claim_id="clm_dead", claimed_by="alice", decided_by="alice", ttl_s=-1
     )
@@ -311,6 +317,27 @@ async def test_a_stuck_approval_is_recovered_after_a_confirmation(data_dir: Path
         await listed(app, lambda approvals: approvals == [])
     assert store.get_approval(approval_id).status == "unfinished"
     assert not published(data_dir, "draft_01")  # recovering runs nothing
+
+
+@pytest.mark.slow
+async def test_a_resume_that_died_after_its_guard_reads_unfinished_at_once(
+    data_dir: Path,
+) -> None:
+    # The old rule: stuck in the inbox until someone recovered it by hand.
+    approval_id = await interrupted_elsewhere(data_dir)
+    app = make_app(data_dir)
+    store = app.ws.store
+    claim = store.claim_batch(
+        {approval_id: True}, claim_id="clm_dead", claimed_by="alice", decided_by="alice", ttl_s=-1
+    )
+    store.start_batch(claim)
+    async with app.run_test(size=SIZE) as pilot:
+        await listed(app, lambda approvals: approvals == [])  # nothing left to decide
+        await settle(pilot)
+    ended = store.get_approval(approval_id)
+    assert ended.status == "unfinished" and ended.outcome == "unknown"
+    assert "alice" in (ended.note or "") and "lease ran out" in (ended.note or "")
+    assert not published(data_dir, "draft_01")
 
 
 # ---------------------------------------------------------------- the run on this IDE's screen

@@ -160,10 +160,18 @@ def pick_resumable(rows: Iterable[PendingApproval], now: float) -> list[PendingA
 def stuck_message(row: PendingApproval, started: PendingApproval | None = None) -> str:
     """Why `row` cannot be decided: its batch's resume (`started`) never finished."""
     started = started or row
-    return (
+    head = (
         f"Approval {row.id}: its run's resume by {started.claimed_by or 'another approver'} started "
-        f"at {_when(started.executing_at)} and never finished, so its calls may have run. They will "
-        f"not run again; `run-repl approvals recover {row.id}` records that and ends it."
+        f"at {_when(started.executing_at)} and never finished, so its calls may have run."
+    )
+    if row.idempotent:
+        return (
+            f"{head} Its call is idempotent: a process with its host takes the resume over and "
+            f"calls it again with the same key; `run-repl approvals recover {row.id}` ends it instead."
+        )
+    return (
+        f"{head} They will not run again; `run-repl approvals recover {row.id}` records that and "
+        "ends it."
     )
 
 
@@ -357,24 +365,6 @@ class ApprovalClaims(ABC):
 
         return self._approval_tx(work)
 
-    def _settle_lapsed_of(self, ids: list[str]) -> None:
-        """Before deciding these: a batch of theirs whose resume stopped after its guard
-        is settled now (its own transaction, so the conflict that follows keeps it)."""
-
-        def batches(rows: ApprovalRows) -> list[str]:
-            found = rows.by_ids(ids)
-            now = rows.now()
-            out = []
-            for key in {r.batch for r in found.values() if not r.final}:
-                batch = _open(rows.of_batch(key))
-                if batch_state(batch, now)[0] == "stuck" and not takeable(batch):
-                    out.append(key)
-            return out
-
-        lapsed = self._approval_tx(batches)
-        if lapsed:
-            self._settle_batches(lapsed)
-
     def resumable(self, host: str | None = None) -> list[PendingApproval]:
         """One approval per batch that has recorded decisions and is free to claim (never
         claimed, lapsed before its guard, or lapsed after it with only idempotent calls
@@ -409,7 +399,9 @@ class ApprovalClaims(ABC):
         ids = list(decisions)
         if not ids:
             raise ValueError("no approvals to decide")
-        self._settle_lapsed_of(ids)
+        # A resume that stopped after its guard is settled first (its own transaction, so
+        # the conflict that follows keeps it): anyone who looks settles what they see.
+        self.settle_lapsed()
 
         def work(rows: ApprovalRows) -> Claim | Queued | Applied:
             got = _record(
@@ -448,7 +440,9 @@ class ApprovalClaims(ABC):
         ids = list(decisions)
         if not ids:
             raise ValueError("no approvals to decide")
-        self._settle_lapsed_of(ids)
+        # A resume that stopped after its guard is settled first (its own transaction, so
+        # the conflict that follows keeps it): anyone who looks settles what they see.
+        self.settle_lapsed()
 
         def work(rows: ApprovalRows) -> list[PendingApproval]:
             got = _record(
@@ -472,7 +466,7 @@ class ApprovalClaims(ABC):
         ApprovalConflict when another resume holds it, it is final (or settled now:
         its resume stopped after its guard), or nothing on it is decided yet;
         KeyError for an unknown id."""
-        self._settle_lapsed_of([approval_id])
+        self.settle_lapsed()  # as claim_batch does
 
         def work(rows: ApprovalRows) -> Claim:
             found = rows.by_ids([approval_id]).get(approval_id)

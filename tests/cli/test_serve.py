@@ -248,3 +248,23 @@ def test_a_server_killed_before_the_first_live_call_is_taken_over_and_the_call_r
     assert done.claimed_by == survivor.label  # taken over by the other server
     assert team.launches() == [("apollo", pid_of(survivor))]  # once, there
     print(f"taken over {took:.1f} s after the kill")  # a figure for the report, not a bound
+
+
+def test_wait_resumes_here_when_the_server_it_was_left_to_is_gone_before_it_began(
+    team: Team,
+) -> None:
+    server = team.serve()
+    [proc] = team.serves
+    approval_id = team.pause()
+    os.kill(pid_of(server), signal.SIGSTOP)  # frozen: live a few seconds more, takes nothing
+    try:
+        waited = team.cli("approvals", "approve", approval_id, "--wait")
+    finally:
+        os.kill(pid_of(server), signal.SIGKILL)
+        proc.wait(timeout=BOUND_S)
+    assert waited.returncode == 0, waited.stderr
+    assert f"resumes on {server.label}" in waited.stderr  # it was left to the server...
+    value = json.loads(waited.stdout)  # ...which never began: the waiting CLI resumed it
+    assert value["launched"] == "apollo" and value["pid"] != pid_of(server)
+    assert team.launches() == [("apollo", value["pid"])]
+    assert team.approval(approval_id).status == "approved"

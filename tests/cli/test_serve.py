@@ -14,6 +14,7 @@ import os
 import re
 import signal
 import subprocess
+import sys
 import time
 from collections.abc import Callable, Iterator
 from pathlib import Path
@@ -22,8 +23,11 @@ from typing import Any
 import forked_cli
 import pytest
 
-from run_repl.store import PendingApproval, SqliteStore
+from run_repl.store import PendingApproval, SqliteStore, Store
 from run_repl.store.executors import Executor
+
+sys.path.insert(0, str(Path(__file__).parents[1] / "store"))
+from store_kinds import CI_ENV, drop, new_schema, open_spec, pg_url
 
 pytestmark = pytest.mark.slow  # real processes talking: seconds each
 
@@ -35,23 +39,38 @@ BOUND_S = 120.0
 class Team:
     """A data directory, the processes on it, and looks at its store."""
 
-    def __init__(self, root: Path) -> None:
+    def __init__(self, root: Path, schema: str | None = None) -> None:
+        """`schema`: the team store is that schema on the test's PostgreSQL server, and
+        each process has a data directory of its own (a machine of its own); else all
+        share one data directory, its SQLite store."""
         self.root = root
+        self.schema = schema
         self.data = root / "data"
         self.serves: list[subprocess.Popen[str]] = []
+        if schema is not None:
+            config = root / "config" / "config.toml"
+            config.parent.mkdir(parents=True)
+            config.write_text(f'[store]\nschema = "{schema}"\n')
+            config.chmod(0o600)
 
     def env(self) -> dict[str, str]:
-        return {
+        env = {
             "PATH": "/usr/bin:/bin",
             "HOME": str(self.root),
             "RUN_REPL_CONFIG_DIR": str(self.root / "config"),
             "RUN_REPL_APPROVER": "tester",
             "SERVE_TEST_DIR": str(self.root),
         }
+        if self.schema is not None:  # one secret for the team: tokens verify everywhere
+            env.update(RUN_REPL_STORE_URL=pg_url() or "", RUN_REPL_SECRET="t" * 40)
+        return env
+
+    def data_of(self, who: str) -> Path:
+        return self.data if self.schema is None else self.root / f"machine-{who}"
 
     def cli(self, *args: str, stdin: str | None = None) -> subprocess.CompletedProcess[str]:
         return subprocess.run(
-            forked_cli.command(*args, "--data-dir", str(self.data), "--host", HOST),
+            forked_cli.command(*args, "--data-dir", str(self.data_of("cli")), "--host", HOST),
             input=stdin,
             capture_output=True,
             text=True,
@@ -68,14 +87,16 @@ class Team:
     def serve(self) -> Executor:
         """Start `run-repl serve`; its executor, once it is live in the store."""
         n = len(self.serves)
+        known = {e.id for e in self.executors()}  # before it starts: it may register at once
         proc = subprocess.Popen(
-            forked_cli.command("serve", "--data-dir", str(self.data), "--host", HOST),
+            forked_cli.command(
+                "serve", "--data-dir", str(self.data_of(f"serve-{n}")), "--host", HOST
+            ),
             stdout=subprocess.PIPE,
             stderr=(self.root / f"serve-{n}.err").open("w"),
             text=True,
             env=self.env(),
         )
-        known = {e.id for e in self.executors()}
         self.serves.append(proc)
         found = self.until(
             lambda: [e for e in self.executors() if e.live and e.id not in known],
@@ -89,11 +110,13 @@ class Team:
         out, _ = proc.communicate(timeout=BOUND_S)
         return proc.returncode, out.splitlines()
 
-    def store(self) -> SqliteStore:
+    def store(self) -> Store:
+        if self.schema is not None:
+            return open_spec(f"postgres:{self.schema}")
         return SqliteStore(self.data / "run-repl.sqlite3")
 
     def executors(self) -> list[Executor]:
-        if not (self.data / "run-repl.sqlite3").exists():
+        if self.schema is None and not (self.data / "run-repl.sqlite3").exists():
             return []
         store = self.store()
         try:
@@ -141,19 +164,44 @@ def pid_of(executor: Executor) -> int:
     return int(found.group(1))
 
 
-@pytest.fixture
-def team(tmp_path: Path) -> Iterator[Team]:
-    made = Team(tmp_path)
-    yield made
+def ended(made: Team) -> None:
     for proc in made.serves:
         if proc.poll() is None:
             proc.kill()
             proc.wait(timeout=BOUND_S)
 
 
+@pytest.fixture
+def team(tmp_path: Path) -> Iterator[Team]:
+    made = Team(tmp_path)
+    yield made
+    ended(made)
+
+
+@pytest.fixture(params=["sqlite", "postgres"])
+def any_team(request: pytest.FixtureRequest, tmp_path: Path) -> Iterator[Team]:
+    """A team on one machine's SQLite, or on the test server's PostgreSQL (each process
+    a machine of its own: nothing shared but the store and the secret)."""
+    if request.param == "sqlite":
+        made = Team(tmp_path)
+        yield made
+        ended(made)
+        return
+    if not pg_url():
+        if os.environ.get(CI_ENV):
+            pytest.fail("no PostgreSQL test server in CI (RUN_REPL_TEST_PG_URL)")
+        pytest.skip("no PostgreSQL test server here")
+    schema = new_schema()
+    made = Team(tmp_path, schema)
+    yield made
+    ended(made)
+    drop(f"postgres:{schema}")
+
+
 def test_approve_returns_at_once_naming_the_server_and_the_call_runs_once_there(
-    team: Team,
+    any_team: Team,
 ) -> None:
+    team = any_team
     approval_id = team.pause()
     server = team.serve()
     assert server.kind == "serve" and server.label.startswith("run-repl serve ")
@@ -192,7 +240,8 @@ def test_json_names_the_server_and_wait_prints_the_result(team: Team) -> None:
     assert [p for _, p in team.launches()] == [pid_of(server)] * 2
 
 
-def test_two_servers_on_one_store_resume_each_run_once(team: Team) -> None:
+def test_two_servers_on_one_store_resume_each_run_once(any_team: Team) -> None:
+    team = any_team
     servers = [team.serve(), team.serve()]
     ids = [team.pause() for _ in range(3)]
     for approval_id in ids:
@@ -224,8 +273,9 @@ def test_with_no_executor_the_cli_resumes_the_run_itself_as_before(team: Team) -
 
 
 def test_a_server_killed_before_the_first_live_call_is_taken_over_and_the_call_runs_once(
-    team: Team,
+    any_team: Team,
 ) -> None:
+    team = any_team
     servers = {pid_of(s): s for s in (team.serve(), team.serve())}
     (team.root / "hold-guard").touch()  # the first resume to reach its guard waits there
     approval_id = team.pause()

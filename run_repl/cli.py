@@ -9,6 +9,7 @@
     run-repl reset-demo             the demo data as first made (undo publishes, refunds)
     run-repl repl                   the line REPL
     run-repl mcp [--http [HOST:]PORT]  the MCP server, for AI agents
+    run-repl serve                  resume decided runs of the host, headless
 
 Options common to every command (`--host`, `--data-dir`, `--store`,
 `--timeout-ms`, `--memory-mb`) may come before or after the command word. Everything is said
@@ -179,6 +180,12 @@ def _approvals_arguments(p: argparse.ArgumentParser) -> None:
     p.add_argument("id", nargs="?", help="the approval id (int_...)")
     p.add_argument("--all", action="store_true", help="list decided ones too")
     p.add_argument("--json", action="store_true", help="print JSON")
+    p.add_argument(
+        "--wait",
+        action="store_true",
+        help="approve/deny: when another process resumes the run (the one that started it, "
+        "or a `run-repl serve`), wait for its result and print it",
+    )
 
 
 def _history_arguments(p: argparse.ArgumentParser) -> None:
@@ -405,6 +412,7 @@ def _expand(args: argparse.Namespace, output: Output) -> int:
 def _approvals(args: argparse.Namespace, output: Output) -> int:
     from .present.approvals import describe_state
     from .store import ApprovalConflict, StoreError
+    from .store.approvals.dispatch import NoExecutor, result_of
     from .store.approvals.flow import recover
 
     with _workspace(args, output, needs_store=True) as ws:
@@ -451,12 +459,11 @@ def _approvals(args: argparse.Namespace, output: Output) -> int:
             for a in ended:
                 output.out.line(line(a.id, "  ", describe_state(a)))
             return ExitCode.OK
-        if approval.host != ws.host.name:
-            raise UsageError(
-                f"run-repl: approval {approval.id} belongs to a run on host {approval.host!r}: "
-                f"pass --host {approval.host}"
-            )
-        problems: list[str] = []
+        here = approval.host == ws.host.name  # else only a process with its host resumes it
+        wrong_host = UsageError(
+            f"run-repl: approval {approval.id} belongs to a run on host {approval.host!r}: "
+            f"pass --host {approval.host}"
+        )
 
         def queued(q: Any) -> None:
             output.err.line(
@@ -468,27 +475,85 @@ def _approvals(args: argparse.Namespace, output: Output) -> int:
             )
 
         try:
-            result = asyncio.run(
-                ws.decide(
-                    {approval.id: args.action == "approve"}, warnings=problems, on_queued=queued
+            done = asyncio.run(
+                ws.dispatch(
+                    {approval.id: args.action == "approve"},
+                    on_queued=queued,
+                    can_resume_here=here,
                 )
             )
+            if done.executor is not None:
+                return _resumes_elsewhere(args, ws, output, done)
+            result = result_of(done)
+        except NoExecutor:
+            raise wrong_host from None
         except (ApprovalConflict, StoreError) as exc:
             output.err.line(styled("error", f"run-repl: {exc}"))
             return ExitCode.ERROR
-        output.warnings(problems)
-        code = _write_run(result, approval.source, ws, output, args.json)
-        if args.action == "deny" and _ended_by_denial(result):
-            # What was asked is done: the call did not run, and the run ended as a denial ends it.
-            output.err.line(
-                styled(
-                    "ok",
-                    f"denied {approval.id}: {approval.path} did not run, and its run ended "
-                    "there (RUN_APPROVAL_DENIED, as a denial ends it)",
-                )
+        output.warnings(done.resolution.warnings if done.resolution else [])
+        return _decided_here(args, ws, output, approval, result)
+
+
+def _decided_here(
+    args: argparse.Namespace, ws: Any, output: Output, approval: Any, result: Any
+) -> int:
+    """The run this process resumed (or that `--wait` followed): printed as `run` prints."""
+    code = _write_run(result, approval.source, ws, output, args.json)
+    if args.action == "deny" and _ended_by_denial(result):
+        # What was asked is done: the call did not run, and the run ended as a denial ends it.
+        output.err.line(
+            styled(
+                "ok",
+                f"denied {approval.id}: {approval.path} did not run, and its run ended "
+                "there (RUN_APPROVAL_DENIED, as a denial ends it)",
             )
-            return ExitCode.OK
-        return code
+        )
+        return ExitCode.OK
+    return code
+
+
+WAIT_S = 24 * 3600.0  # `--wait`: a bound, far past any resume (its run's timeout and grace)
+
+
+def _resumes_elsewhere(args: argparse.Namespace, ws: Any, output: Output, done: Any) -> int:
+    """The decision is recorded and another process resumes the run: say where (and with
+    `--wait`, follow it to its result through the store's change watch)."""
+    from .present.approvals import describe_state
+    from .store.approvals.dispatch import follow
+
+    first = done.approvals[0]
+    executor = done.executor
+    if args.json and not args.wait:
+        output.out.text(
+            safe_json(
+                {
+                    "approval_id": first.id,
+                    "run_id": first.run_id,
+                    "decision": first.decision,
+                    "state": first.state(),
+                    "resumes_on": {
+                        "id": executor.id,
+                        "label": executor.label,
+                        "kind": executor.kind,
+                        "host": executor.host,
+                    },
+                }
+            )
+        )
+    else:
+        output.err.line(styled("ok", f"{done.summary()} ({first.id}: {describe_state(first)})"))
+    if not args.wait:
+        return ExitCode.OK
+    result = asyncio.run(
+        follow(ws.store, ws.runner, ws.host.functions, done, timeout_s=WAIT_S, here=ws.executor_id)
+    )
+    if result is None:
+        found = ws.store.get_approval(first.id) or first
+        output.err.line(
+            styled("warn", f"run-repl: {found.id} is {describe_state(found)}; no run to show")
+        )
+        return ExitCode.ERROR
+    return _decided_here(args, ws, output, first, result)
 
 
 def _ended_by_denial(result: Any) -> bool:
@@ -559,6 +624,19 @@ def _mcp(args: argparse.Namespace, output: Output) -> int:
     from .mcp.run_command import serve_command
 
     with _workspace(args, output) as ws:
+        return serve_command(ws, args, output)
+
+
+def _serve_arguments(p: argparse.ArgumentParser) -> None:
+    from .serve import serve_arguments
+
+    serve_arguments(p)
+
+
+def _serve(args: argparse.Namespace, output: Output) -> int:
+    from .serve import serve_command
+
+    with _workspace(args, output, needs_store=True) as ws:
         return serve_command(ws, args, output)
 
 
@@ -637,6 +715,17 @@ COMMANDS: dict[str, Command] = {
             "approval waits --approval-wait seconds for a decision (`run-repl approvals "
             "approve ID`, the IDE, the line REPL) and returns the final result. Nothing but "
             "the protocol is written to stdout.",
+        ),
+        Command(
+            "serve",
+            "resume decided runs of this host, headless (for a team's machines)",
+            _serve_arguments,
+            _serve,
+            "Resume runs whose approvals are decided anywhere (`run-repl approvals approve`, "
+            "the IDE), here, where this host's code, credentials and network are: a decision "
+            "names this process and returns at once. One line on stdout per resume. SIGTERM "
+            "or Ctrl-C stops taking new work and lets resumes in progress end; a second one "
+            "interrupts them.",
         ),
     )
 }

@@ -40,6 +40,7 @@ from .sandbox.resume.continuation import (
 from .sandbox.runner import Runner, create_runner
 from .sqlite_files import SIDE_FILES
 from .store import STORE_FILE, MemoryStore, Store, StoreError, memory_warning, open_store_or_memory
+from .store.approvals.dispatch import Dispatched, dispatch
 from .store.approvals.flow import decide, record_run, save_interrupted
 
 
@@ -65,6 +66,9 @@ class Workspace:
     """Why the store is in memory (the file or server could not be used), else None."""
     store_warning: str | None = None
     """What `warnings` says about it (once), else None."""
+    executor_id: str | None = None
+    """This process's id in the store's executor registry, when it resumes runs of its
+    host (an MCP server, `run-repl serve`): its runs' approvals name it (`resume_by`)."""
 
     async def run(self, source: str, **kwargs: Any) -> RunResult:
         """Run a snippet against the host; keep it in the history, and its approvals."""
@@ -100,7 +104,14 @@ class Workspace:
         MCP principal whose call it was (only it sees them over MCP)."""
         try:
             record_run(self.store, result, source=source, host=self.host.name, owner=owner)
-            save_interrupted(self.store, result, source=source, host=self.host.name, owner=owner)
+            save_interrupted(
+                self.store,
+                result,
+                source=source,
+                host=self.host.name,
+                owner=owner,
+                resume_by=self.executor_id,
+            )
         except Exception as exc:  # the history is a convenience: never lose the result over it
             self.warnings.append(f"could not record the run in {self.store.location}: {exc}")
 
@@ -110,6 +121,31 @@ class Workspace:
         kwargs.setdefault("approver", self.settings.approvals.name)
         kwargs.setdefault("deciders", self.settings.approvals.deciders)
         return await decide(self.store, self.runner, self.host.functions, decisions, **kwargs)
+
+    async def dispatch(
+        self,
+        decisions: dict[str, Any],
+        *,
+        started_here: bool = False,
+        can_resume_here: bool = True,
+        **kwargs: Any,
+    ) -> Dispatched:
+        """Decide, as `decide` does, where the run resumes best: recorded for the live
+        process that started the run or a server with this host (said in the answer),
+        else resumed here (`store/approvals/dispatch.py`). `started_here`: this process
+        started the run and waits for it, so it resumes here."""
+        kwargs.setdefault("approver", self.settings.approvals.name)
+        kwargs.setdefault("deciders", self.settings.approvals.deciders)
+        return await dispatch(
+            self.store,
+            self.runner,
+            self.host.functions,
+            decisions,
+            here=self.executor_id,
+            started_here=started_here,
+            can_resume_here=can_resume_here,
+            **kwargs,
+        )
 
     @property
     def persistent(self) -> bool:

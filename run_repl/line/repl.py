@@ -68,6 +68,7 @@ from ..present.shell import SourceError, read_source, source_too_large, write_ru
 from ..present.wrapping import wrap_lines
 from ..sandbox.result import CallRecord, LogLine, RunResult
 from ..store import ApprovalConflict
+from ..store.approvals.dispatch import result_of
 from ..workspace import Workspace
 from .completion import ReplCompleter
 from .input_complete import INDENT, indent_for, is_complete
@@ -400,11 +401,19 @@ class LineRepl:
                 self._left_pending(result)
                 return
             try:
-                result = await self._execute(partial(self.ws.decide, decisions), previous=result)
+                result = await self._execute(partial(self._resume, decisions), previous=result)
             except (ApprovalConflict, KeyError, ValueError) as exc:
                 self.console.say("error", f"cannot resume: {exc}")
                 return
             self._show(result, source)
+
+    async def _resume(self, decisions: dict[str, bool], **kwargs: Any) -> RunResult:
+        """Decide the run this REPL started and waits for: it resumes here (where its
+        logs and calls stream), as `dispatch` resumes a run in the process that started it."""
+        done = await self.ws.dispatch(decisions, started_here=True, **kwargs)
+        if done.resolution is not None:
+            self.ws.warnings.extend(done.resolution.warnings)
+        return result_of(done)
 
     async def _execute(
         self, start: Callable[..., Awaitable[RunResult]], previous: RunResult | None

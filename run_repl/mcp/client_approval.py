@@ -194,7 +194,10 @@ class ClientApprovals:
         kwargs: dict[str, Any] = {"via": self.via}
         if self.approver is not None:
             kwargs["approver"] = self.approver
-        self.deciding = asyncio.ensure_future(self.ws.decide({approval_id: answer}, **kwargs))
+        # This server started the run and holds the agent's call: it resumes here.
+        self.deciding = asyncio.ensure_future(
+            self.ws.dispatch({approval_id: answer}, started_here=True, **kwargs)
+        )
         try:
             await asyncio.shield(self.deciding)
         except ApprovalRefused as exc:

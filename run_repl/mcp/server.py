@@ -14,6 +14,7 @@ dropped connection) cancels its run.
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import contextvars
 import gc
 import json
@@ -40,6 +41,7 @@ from ..sandbox.result import RunResult
 from ..sandbox.wire.nesting import ValueTooDeep
 from ..sandbox.wire.result_store import MAX_PAGE
 from ..sandbox.wire.value_window import BUDGET_LINES, leading_items
+from ..store.approvals.resumer import Resumer
 from ..workspace import Workspace
 from . import guide
 from .approval_wait import (
@@ -139,6 +141,9 @@ class RunReplMcp:
             max_runs_in_flight=ws.runner.max_runs_in_flight,
         )
         self.watch = ApprovalWatch(ws.store)
+        self._resumer: Resumer | None = None
+        self._resumer_stop = asyncio.Event()
+        self._resumer_task: asyncio.Task[None] | None = None
         self._said: set[str] = set()
         self._warned = len(ws.warnings)  # said already, by the command that opened ws
         self._manifest: Any = None
@@ -695,7 +700,52 @@ class RunReplMcp:
             print(f"run-repl mcp: {warning}", file=sys.stderr, flush=True)
         self._warned = len(self.ws.warnings)
 
+    async def start_executor(self) -> None:
+        """Register as an executor of this host and resume what is decided for it: the
+        runs this server started first (a decision made anywhere then resumes here, in
+        the process holding the agent's waiting call), then those whose starter is gone.
+        A store in memory is this process's alone: nobody else decides in it."""
+        if not self.ws.persistent or self._resumer is not None:
+            return
+        ws = self.ws
+        resumer = Resumer(
+            ws.store,
+            ws.runner,
+            ws.host.functions,
+            host=ws.host.name,
+            digest=lambda: ws.host.manifest.digest,
+            kind="mcp",
+        )
+        try:
+            await asyncio.to_thread(resumer.register)
+        except Exception as exc:  # the store failed: serve the agents anyway, say so once
+            self._say_once(f"not resuming runs here (the store failed: {exc})")
+            return
+        self._resumer = resumer
+        ws.executor_id = resumer.id  # this server's runs name it: it resumes them
+        self._resumer_task = asyncio.create_task(
+            resumer.run(self._resumer_stop), name="run-repl resumer"
+        )
+
+    async def stop_executor(self) -> None:
+        """Take nothing new and leave the registry; a resume still running is cut, as
+        the server's end cuts any run (its approvals then `unfinished`)."""
+        task, self._resumer_task = self._resumer_task, None
+        if task is None:
+            return
+        self._resumer_stop.set()
+        self.ws.executor_id = None
+        try:
+            await asyncio.wait_for(asyncio.shield(task), CANCEL_GRACE_S)
+        except (TimeoutError, asyncio.CancelledError):
+            task.cancel()
+            with contextlib.suppress(BaseException):
+                await task
+        except Exception:
+            pass
+
     async def close(self) -> None:
+        await self.stop_executor()
         await self.watch.close()
 
 
@@ -720,6 +770,7 @@ async def serve_stdio(app: RunReplMcp) -> None:
 
     server = app.build()
     settle_heap()
+    await app.start_executor()
     # The transport points fd 1 at stderr while it serves, but Python's own sys.stdout keeps
     # what a host function prints in its buffer, and would flush it onto the wire at
     # exit: print() goes to stderr, at once, while this serves.
@@ -822,6 +873,7 @@ async def serve_http(
     web = uvicorn.Server(config)
     config.load()  # the app and its protocol classes, before the heap settles
     settle_heap()
+    await app.start_executor()
     if on_ready is not None:
         on_ready(f"http://{'[' + host + ']' if ':' in host else host}:{port}/mcp")
     try:

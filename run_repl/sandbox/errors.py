@@ -29,6 +29,7 @@ older `except` clauses working. The layers' own codes are plain strings.
   | + ApprovalStuck             APPROVAL_STUCK
   | + ApprovalRefused           APPROVAL_REFUSED
   + ClaimLost [RuntimeError]    APPROVAL_CLAIM_LOST
+  + NoExecutor [RuntimeError]   APPROVAL_NO_EXECUTOR (store/approvals/dispatch.py)
   + HostLoadError               HOST_LOAD_FAILED (host/loader.py)
   | + DemoDatabaseBusy          HOST_DEMO_BUSY (host/demo.py)
   + UpstreamSpecError [ValueError]   UPSTREAM_SPEC_INVALID (host/upstream/spec.py)

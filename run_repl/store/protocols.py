@@ -20,6 +20,7 @@ from typing import Protocol, runtime_checkable
 
 from ..sandbox.runner import ContinuationStore
 from ..sandbox.wire.result_store import ResultStore
+from .executors import ExecutorRegistry
 from .records import Applied, Claim, PendingApproval, Queued, ResumeReport, RunKey, RunRecord
 
 ValueStore = ResultStore  # the engine's protocol: put_items, get_items, get_chunks
@@ -131,8 +132,11 @@ class ApprovalStore(Protocol):
 
 
 @runtime_checkable
-class Store(ResultStore, RunHistory, RunKeys, ApprovalStore, ContinuationStore, Protocol):
-    """Everything the front ends keep: values, history, approvals, spent continuations."""
+class Store(
+    ResultStore, RunHistory, RunKeys, ApprovalStore, ContinuationStore, ExecutorRegistry, Protocol
+):
+    """Everything the front ends keep: values, history, approvals, spent continuations, and
+    the processes that can resume runs (`executors.py`)."""
 
     location: str
     durable: bool  # False: nothing kept outlives this process (the memory fallback)
@@ -140,4 +144,12 @@ class Store(ResultStore, RunHistory, RunKeys, ApprovalStore, ContinuationStore, 
     def close(self) -> None: ...
 
 
-__all__ = ["ApprovalStore", "ContinuationStore", "RunHistory", "RunKeys", "Store", "ValueStore"]
+__all__ = [
+    "ApprovalStore",
+    "ContinuationStore",
+    "ExecutorRegistry",
+    "RunHistory",
+    "RunKeys",
+    "Store",
+    "ValueStore",
+]

@@ -129,7 +129,9 @@ async def test_the_wait_runs_out_and_approval_status_has_the_final_result(data: 
         assert "Still waiting" in text_of(still)["waiting"]
         assert not published(data)
 
-        decided = await anyio.to_thread.run_sync(cli, data, "approvals", "approve", approval_id)
+        decided = await anyio.to_thread.run_sync(
+            cli, data, "approvals", "approve", approval_id, "--wait"
+        )
         assert decided.returncode == 0, decided.stderr
 
         for arguments in ({"run_id": run_id}, {"approval_ids": [approval_id]}):
@@ -228,6 +230,7 @@ async def test_two_calls_waiting_at_once_are_decided_one_by_one(data: Path, gate
                         "approvals",
                         "approve",
                         pending["a"].id,
+                        "--wait",
                         gate=gate,
                     )
                 )
@@ -241,6 +244,7 @@ async def test_two_calls_waiting_at_once_are_decided_one_by_one(data: Path, gate
                         "approvals",
                         "deny",
                         pending["b"].id,
+                        "--wait",
                         gate=gate,
                     )
                 )

@@ -50,7 +50,9 @@ async def test_a_run_resumed_after_approval_says_which_run_it_resumed(data: Path
         paused = await server.call("run", {"code": PUBLISH})
         first = paused.structured_content["run_id"]
         [approval_id] = paused.structured_content["approval_ids"]
-        decided = await anyio.to_thread.run_sync(cli, data, "approvals", "approve", approval_id)
+        decided = await anyio.to_thread.run_sync(
+            cli, data, "approvals", "approve", approval_id, "--wait"
+        )
         assert decided.returncode == 0, decided.stderr
         done = await server.call("approval_status", {"run_id": first})
     body = done.structured_content

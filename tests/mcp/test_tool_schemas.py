@@ -141,7 +141,9 @@ async def test_paused_waiting_decided_and_denied_replies_fit_too(server: Server)
     waiting = await server.call("approval_status", {"run_id": run_id})
     assert waiting.structured_content["status"] == "waiting"
     fits(output["approval_status"], waiting, "waiting")
-    decided = await anyio.to_thread.run_sync(cli, server.data, "approvals", "approve", approval_id)
+    decided = await anyio.to_thread.run_sync(
+        cli, server.data, "approvals", "approve", approval_id, "--wait"
+    )
     assert decided.returncode == 0, decided.stderr
     done = await server.call("approval_status", {"approval_ids": [approval_id]})
     assert done.structured_content["status"] == "done"
@@ -149,7 +151,9 @@ async def test_paused_waiting_decided_and_denied_replies_fit_too(server: Server)
 
     again = await server.call("run", {"code": 'return await documents.publish("draft_03")'})
     [denied_id] = again.structured_content["approval_ids"]
-    denied = await anyio.to_thread.run_sync(cli, server.data, "approvals", "deny", denied_id)
+    denied = await anyio.to_thread.run_sync(
+        cli, server.data, "approvals", "deny", denied_id, "--wait"
+    )
     assert denied.returncode == 0, denied.stderr  # the denial took
     after = await server.call("approval_status", {"run_id": again.structured_content["run_id"]})
     assert after.structured_content["status"] == "done"

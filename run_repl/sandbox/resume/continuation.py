@@ -80,6 +80,21 @@ def token_digest(token: str) -> str:
     return hashlib.sha256(token.encode("ascii", "replace")).hexdigest()
 
 
+def manifest_digest_of(token: str) -> str | None:
+    """The digest of the host functions a token is bound to (`man`), read without
+    verifying it (None: not a token this version reads). Where to resume a run is
+    chosen by it; the resume itself verifies the token."""
+    parts = token.split(".") if isinstance(token, str) else []
+    if len(parts) != 3 or parts[0] != PREFIX or len(token) > MAX_TOKEN_BYTES:
+        return None
+    try:
+        body = json.loads(zlib.decompress(_unb64(parts[1]), bufsize=1 << 16))
+    except (ContinuationInvalid, zlib.error, ValueError):
+        return None
+    found = body.get("man") if isinstance(body, dict) else None
+    return found if isinstance(found, str) else None
+
+
 def as_secret(value: bytes | str) -> bytes:
     raw = value.encode() if isinstance(value, str) else bytes(value)
     if len(raw.strip()) < MIN_SECRET_BYTES:

@@ -19,6 +19,7 @@ from ..budgets import (
     low_water,
     over_budget,
 )
+from ..executors import MemoryExecutors
 from ..json_budget import dumps, fit_envelope
 from ..records import (
     FINAL_STATUSES,
@@ -72,7 +73,7 @@ class _Rows:
         self.grants[grant_key(claim_id, digest)] = time.time() + GRANT_KEPT_S
 
 
-class MemoryStore(ApprovalClaims):
+class MemoryStore(ApprovalClaims, MemoryExecutors):
     """Values (a MemoryResultStore), history and approvals in this process."""
 
     durable = False  # nothing here outlives the process: say so before saying "saved"
@@ -97,6 +98,7 @@ class MemoryStore(ApprovalClaims):
         self._refused: dict[str, int] = {}
         self._approvals_version = 0
         self._lock = threading.RLock()
+        MemoryExecutors.__init__(self)
 
     def close(self) -> None:
         pass

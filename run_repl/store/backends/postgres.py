@@ -89,6 +89,7 @@ from ._sql import (
     set_resumed_as_sql,
     stored_items_from_row,
 )
+from .executors_sql import SqlExecutors
 from .postgres_listener import ApprovalListener
 from .postgres_schema import (
     CHANGE_SHARDS,
@@ -287,13 +288,22 @@ class _Rows(ApprovalRows):
         return self._now
 
 
-class PostgresStore(ApprovalClaims):
+class PostgresStore(ApprovalClaims, SqlExecutors):
     """Values, history, approvals and spent continuations in one PostgreSQL schema.
 
     Safe to share between threads (a pool of `pool_size` connections), processes
     and machines. `location` is the URL with its password masked."""
 
     durable = True
+    _executor_dialect = POSTGRES
+    _executor_clock = _SERVER_NOW  # the server's: every machine reads who is live alike
+
+    def _executor_tx(self, work: Callable[[psycopg.Connection], T]) -> T:
+        def run(conn: psycopg.Connection) -> T:
+            with conn.transaction():
+                return work(conn)
+
+        return self._call(run)  # each operation is safe to run again after a lost commit
 
     def __init__(
         self,

@@ -71,6 +71,7 @@ from ._sql import (
     set_resumed_as_sql,
     stored_items_from_row,
 )
+from .executors_sql import SqlExecutors
 
 T = TypeVar("T")
 
@@ -398,10 +399,17 @@ class _Rows:
             self.wrote = True
 
 
-class SqliteStore(ApprovalClaims):
+class SqliteStore(ApprovalClaims, SqlExecutors):
     """The store in one SQLite file; safe to share between threads and processes."""
 
     durable = True  # what it keeps survives the process
+    _executor_dialect = SQLITE
+    # The file's machine's clock, read by SQLite in the statement (seconds since the epoch).
+    _executor_clock = "((julianday('now') - 2440587.5) * 86400.0)"
+
+    def _executor_tx(self, work: Callable[[sqlite3.Connection], T]) -> T:
+        with self._tx() as db:
+            return work(db)
 
     def __init__(
         self,

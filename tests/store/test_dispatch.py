@@ -1,0 +1,148 @@
+"""Where a decided run resumes (`approvals/dispatch.py`), and an executor's loop
+(`approvals/resumer.py`) resuming it, on every store.
+
+The order: the live process that started the run (its approvals' `resume_by`), else a
+live server (mcp, serve) with the same host and host functions, else this process.
+The bank counts what really ran."""
+
+from __future__ import annotations
+
+import asyncio
+from types import ModuleType
+from typing import Any
+
+import pytest
+from conftest import HOST
+from store_kinds import execute
+
+from run_repl.sandbox.resume.continuation import manifest_digest_of
+from run_repl.sandbox.runner import Runner
+from run_repl.store import Store
+from run_repl.store.approvals.dispatch import NoExecutor, dispatch, resumes_where
+from run_repl.store.approvals.flow import save_interrupted
+from run_repl.store.approvals.resumer import Resumed, Resumer
+from run_repl.store.executors import LIVE_S, Executor, new_executor_id
+
+TRANSFER = "return await bank.transfer(5, 'd')"
+
+
+def executor(store: Store, functions: str, *, kind: str = "serve", host: str = HOST) -> Executor:
+    return store.register_executor(
+        new_executor_id(), host=host, functions=functions, label=f"{kind} x", kind=kind
+    )
+
+
+def gone(spec: str, store: Store, executor_id: str) -> None:
+    if spec.startswith("memory"):
+        with store._executors_lock:  # type: ignore[attr-defined]
+            row, seen = store._executors[executor_id]  # type: ignore[attr-defined]
+            store._executors[executor_id] = (row, seen - LIVE_S - 1)  # type: ignore[attr-defined]
+        return
+    execute(
+        spec, f"UPDATE executors SET seen_at = seen_at - {LIVE_S + 1} WHERE id = '{executor_id}'"
+    )
+
+
+async def paused(runner: Runner, store: Store, bank: ModuleType, resume_by: str | None) -> Any:
+    first = await runner.run(TRANSFER, bank.HOSTS)
+    assert first.status == "interrupted"
+    [approval] = save_interrupted(store, first, source=TRANSFER, host=HOST, resume_by=resume_by)
+    return approval
+
+
+async def test_the_starter_first_then_a_server_with_the_same_functions_then_here(
+    spec: str, store: Store, runner: Runner, bank: ModuleType
+) -> None:
+    probe = await paused(runner, store, bank, None)
+    digest = manifest_digest_of(probe.continuation)
+    assert digest is not None
+    assert resumes_where(store, probe) is None  # nobody: here
+    executor(store, "0" * 64)  # other host functions: cannot resume it
+    executor(store, digest, host="other:HOSTS")  # another host
+    executor(store, digest, kind="ide")  # resumes only its own runs
+    assert resumes_where(store, probe) is None
+    server = executor(store, digest)
+    assert resumes_where(store, probe).id == server.id  # type: ignore[union-attr]
+    assert resumes_where(store, probe, here=server.id) is None  # this process is that server
+    starter = executor(store, digest, kind="ide")
+    mine = await paused(runner, store, bank, starter.id)
+    assert resumes_where(store, mine).id == starter.id  # type: ignore[union-attr]
+    assert resumes_where(store, mine, here=starter.id) is None  # started here: resumes here
+    gone(spec, store, starter.id)
+    assert resumes_where(store, mine).id == server.id  # type: ignore[union-attr]  # starter gone
+    gone(spec, store, server.id)
+    assert resumes_where(store, mine) is None
+
+
+async def test_with_a_live_server_the_decision_is_recorded_and_nothing_runs_here(
+    store: Store, runner: Runner, bank: ModuleType
+) -> None:
+    approval = await paused(runner, store, bank, None)
+    server = executor(store, manifest_digest_of(approval.continuation) or "")
+    done = await dispatch(store, runner, bank.HOSTS, {approval.id: True}, approver="alice")
+    assert done.executor is not None and done.executor.id == server.id
+    assert done.resolution is None and done.result is None
+    assert done.summary() == f"Approved; {approval.run_id} resumes on serve x"
+    [recorded] = done.approvals
+    assert recorded.state() == "queued" and recorded.decided_by == "alice"
+    assert bank.rows() == []  # nothing ran in the deciding process
+    assert [a.id for a in store.resumable(HOST)] == [approval.id]
+
+
+async def test_with_nobody_else_it_resumes_here_and_started_here_always_does(
+    store: Store, runner: Runner, bank: ModuleType
+) -> None:
+    alone = await paused(runner, store, bank, None)
+    done = await dispatch(store, runner, bank.HOSTS, {alone.id: True})
+    assert done.executor is None and done.result is not None and done.result.status == "ok"
+    assert "this process" in done.summary()
+    executor(store, manifest_digest_of(alone.continuation) or "")
+    mine = await paused(runner, store, bank, None)
+    here = await dispatch(store, runner, bank.HOSTS, {mine.id: True}, started_here=True)
+    assert here.executor is None and here.result is not None and here.result.status == "ok"
+    assert bank.rows() == [("d", 5), ("d", 5)]
+
+
+async def test_a_process_without_the_host_and_nobody_to_resume_records_nothing(
+    store: Store, runner: Runner, bank: ModuleType
+) -> None:
+    approval = await paused(runner, store, bank, None)
+    with pytest.raises(NoExecutor):
+        await dispatch(store, runner, bank.HOSTS, {approval.id: True}, can_resume_here=False)
+    assert store.get_approval(approval.id).state() == "pending"  # type: ignore[union-attr]
+
+
+async def test_a_resumer_resumes_what_is_decided_for_it_once_and_leaves_when_stopped(
+    store: Store, runner: Runner, bank: ModuleType
+) -> None:
+    probe = await paused(runner, store, bank, None)
+    heard: list[Resumed] = []
+    resumer = Resumer(
+        store,
+        runner,
+        bank.HOSTS,
+        host=HOST,
+        digest=manifest_digest_of(probe.continuation) or "",
+        on_resumed=heard.append,
+    )
+    stop = asyncio.Event()
+    loop = asyncio.create_task(resumer.run(stop))
+    while store.get_executor(resumer.id) is None:
+        await asyncio.sleep(0.01)
+    mine = await paused(runner, store, bank, resumer.id)
+    done = await dispatch(store, runner, bank.HOSTS, {probe.id: True, **{}})
+    assert done.executor is not None and done.executor.id == resumer.id
+    done = await dispatch(store, runner, bank.HOSTS, {mine.id: False})
+    assert done.executor is not None and done.executor.id == resumer.id
+    for _ in range(2000):
+        if all(store.get_approval(i).final for i in (probe.id, mine.id)):  # type: ignore[union-attr]
+            break
+        await asyncio.sleep(0.01)
+    stop.set()
+    await asyncio.wait_for(loop, 60)
+    assert store.get_approval(probe.id).status == "approved"  # type: ignore[union-attr]
+    assert store.get_approval(mine.id).status == "denied"  # type: ignore[union-attr]
+    assert bank.rows() == [("d", 5)]  # the approved one ran once; the denied one never
+    assert sorted(r.approval.id for r in heard) == sorted([probe.id, mine.id])
+    assert all(r.error is None and r.resolution is not None for r in heard)
+    assert store.get_executor(resumer.id) is None

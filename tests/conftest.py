@@ -18,28 +18,20 @@ import pytest
 gc.set_threshold(7000, 10, 10)
 
 
-def _keep_bytecode_out_of_the_tree() -> None:
-    """Under PYTHONDONTWRITEBYTECODE (set in many containers) every xdist worker, and every
-    `python -m run_repl.cli` a test starts, compiled run-repl again, and each worker
-    rewrote the asserts of every test module again: 5 s of the 9.5 s of CPU a worker
-    spent collecting, on every run. The tests still write no bytecode next to the
-    sources: it goes under the user's cache directory (PYTHONPYCACHEPREFIX), for this
-    process and the processes it starts (the workers are started after this runs)."""
-    if not sys.dont_write_bytecode or sys.pycache_prefix:
-        return
-    cache = os.environ.get("XDG_CACHE_HOME") or os.path.join(Path.home(), ".cache")
-    prefix = os.path.join(cache, "run-repl", "pycache")
-    try:
-        os.makedirs(prefix, mode=0o700, exist_ok=True)
-    except OSError:
-        return  # no writable cache directory: compile each time, as before
-    sys.pycache_prefix = prefix
-    sys.dont_write_bytecode = False
-    os.environ["PYTHONPYCACHEPREFIX"] = prefix
-    os.environ.pop("PYTHONDONTWRITEBYTECODE", None)
+# Under PYTHONDONTWRITEBYTECODE (set in many containers) each xdist worker compiled
+# run-repl and rewrote the asserts of every test module again while collecting, on every
+# run: 5 s of the 9.5 s of CPU a worker spent collecting. So collection writes the
+# bytecode of what it imports (run-repl and the tests: `__pycache__`, ignored by git)
+# and every later run reads it, as do the processes the tests start. Once collected,
+# the setting is back: a test's own files (hosts in temporary directories, rewritten
+# in place) are compiled afresh each time, as before.
+_NO_BYTECODE = sys.dont_write_bytecode
+sys.dont_write_bytecode = False
 
 
-_keep_bytecode_out_of_the_tree()
+def pytest_collection_finish(session: pytest.Session) -> None:
+    sys.dont_write_bytecode = _NO_BYTECODE
+
 
 TESTS = Path(__file__).parent
 STORE_TESTS = TESTS / "store"

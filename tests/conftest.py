@@ -17,6 +17,22 @@ import pytest
 # fewer young collections leave about half. Nothing here depends on when garbage goes (tests that do, collect).
 gc.set_threshold(7000, 10, 10)
 
+
+# Under PYTHONDONTWRITEBYTECODE (set in many containers) each xdist worker compiled
+# run-repl and rewrote the asserts of every test module again while collecting, on every
+# run: 5 s of the 9.5 s of CPU a worker spent collecting. So collection writes the
+# bytecode of what it imports (run-repl and the tests: `__pycache__`, ignored by git)
+# and every later run reads it, as do the processes the tests start. Once collected,
+# the setting is back: a test's own files (hosts in temporary directories, rewritten
+# in place) are compiled afresh each time, as before.
+_NO_BYTECODE = sys.dont_write_bytecode
+sys.dont_write_bytecode = False
+
+
+def pytest_collection_finish(session: pytest.Session) -> None:
+    sys.dont_write_bytecode = _NO_BYTECODE
+
+
 TESTS = Path(__file__).parent
 STORE_TESTS = TESTS / "store"
 DEMO_HOST_TESTS = TESTS / "host" / "test_demo_host.py"

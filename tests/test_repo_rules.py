@@ -6,6 +6,7 @@ forbidden contract only forbids what it lists: these keep both honest.
 
 from __future__ import annotations
 
+import os
 import re
 import tomllib
 from pathlib import Path
@@ -74,6 +75,19 @@ def test_the_test_extra_installs_what_ci_runs() -> None:
         assert requirement in test_extra, f"the test extra does not install {requirement}"
 
 
+# What the tests install next to themselves (npm packages, the upstream servers' venv,
+# bytecode) is not the project's: walking it read 7,000 files, 8 s of the suite.
+NOT_OURS = {"node_modules", "__pycache__"}
+
+
+def _project_files(folder: Path, suffixes: set[str]) -> list[Path]:
+    found = []
+    for top, dirs, files in os.walk(folder):
+        dirs[:] = [d for d in dirs if d not in NOT_OURS and not d.startswith(".")]
+        found += [Path(top, f) for f in files if Path(f).suffix in suffixes]
+    return sorted(found)
+
+
 SEED_NAME = re.compile(r"\bseeds?[ _-]?0\d\d\b", re.IGNORECASE)
 
 
@@ -81,9 +95,7 @@ def test_no_comment_or_docstring_names_a_seed_document_instead_of_the_behaviour(
     # The seeds are where the product came from; the code says what it does.
     bad = []
     for folder in (PACKAGE, ROOT / "tests", ROOT / "bench"):
-        for path in sorted(folder.rglob("*")):
-            if path.suffix not in {".py", ".js", ".ts", ".md"} or "node_modules" in path.parts:
-                continue
+        for path in _project_files(folder, {".py", ".js", ".ts", ".md"}):
             for number, line in enumerate(path.read_text().splitlines(), 1):
                 if SEED_NAME.search(line):
                     bad.append(f"{path.relative_to(ROOT)}:{number}: {line.strip()}")

@@ -8,10 +8,10 @@ from __future__ import annotations
 import json
 import os
 import subprocess
-import sys
 from collections.abc import Iterator
 from pathlib import Path
 
+import forked_cli
 import pytest
 from upstream_testing import cli_env, program, require_servers, write_upstream_config
 
@@ -138,7 +138,7 @@ async def test_bad_arguments_never_reach_the_server(host) -> None:  # type: igno
 
 def _cli(data: Path, *args: str, stdin: str | None = None) -> subprocess.CompletedProcess[str]:
     return subprocess.run(
-        [sys.executable, "-m", "run_repl.cli", *args, "--data-dir", str(data)],
+        forked_cli.command(*args, "--data-dir", str(data)),  # a process of its own
         input=stdin,
         capture_output=True,
         text=True,
@@ -178,21 +178,12 @@ async def test_an_agent_gets_one_run_tool_over_two_upstreams(tmp_path: Path) -> 
 
     data = tmp_path / "data"
     (data / "config").mkdir(parents=True)
-    params = StdioServerParameters(
-        command=sys.executable,
-        args=[
-            "-m",
-            "run_repl.cli",
-            "mcp",
-            "--data-dir",
-            str(data),
-            "--upstream",
-            f"time={prog('mcp-server-time')}",
-            "--upstream",
-            f"everything={prog('mcp-server-everything')}",
-        ],
-        env=cli_env(data),
+    executable, *args = forked_cli.command(
+        *("mcp", "--data-dir", str(data)),
+        *("--upstream", f"time={prog('mcp-server-time')}"),
+        *("--upstream", f"everything={prog('mcp-server-everything')}"),
     )
+    params = StdioServerParameters(command=executable, args=args, env=cli_env(data))
     with open(tmp_path / "server.err", "w") as err:
         async with Client(stdio_client(params, errlog=err), read_timeout_seconds=120) as client:
             tools = {t.name for t in (await client.list_tools()).tools}

@@ -14,6 +14,7 @@ import time
 from collections.abc import Iterator
 from pathlib import Path
 
+import forked_cli
 import pytest
 
 from run_repl import run
@@ -439,11 +440,8 @@ async def test_an_agents_docs_follow_a_changed_tool_list(tmp_path: Path) -> None
     write_upstream_config(
         data / "config", "up", sys.executable, [str(SERVER)], {"UPSTREAM_STATE": str(state)}
     )
-    params = StdioServerParameters(
-        command=sys.executable,
-        args=["-m", "run_repl.cli", "mcp", "--data-dir", str(data)],
-        env=cli_env(data),
-    )
+    executable, *args = forked_cli.command("mcp", "--data-dir", str(data))
+    params = StdioServerParameters(command=executable, args=args, env=cli_env(data))
 
     async def docs(client: Client) -> str:
         reply = await client.call_tool("docs", {})

@@ -1,10 +1,12 @@
 """Real `run-repl mcp --http` servers on 127.0.0.1 for the HTTP tests, and clients for them.
 
-    server = start(data, token="...")                  # a subprocess; stop(server) ends it
+    server = start(data, token="...")                  # a process; stop(server) ends it
     async with client(server.url, token) as c: ...     # the `mcp` package's own client
 
 Every server listens on 127.0.0.1 (or another loopback address), on a port of
-its own, and is ended by its pid.
+its own, and is ended by its pid. Each is a process of its own forked from the
+`forked_cli` zygote (as mcp_harness's stdio servers are): ~1 s of CPU less per server
+than a fresh interpreter; test_mcp_runs.py starts fresh ones.
 """
 
 from __future__ import annotations
@@ -13,13 +15,13 @@ import re
 import signal
 import socket
 import subprocess
-import sys
 from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+import forked_cli
 import httpx2
 from mcp import Client
 from mcp.client.streamable_http import streamable_http_client
@@ -65,17 +67,7 @@ def launch(
         environ["RUN_REPL_MCP_TOKEN"] = token
     environ.update(env or {})
     return subprocess.Popen(
-        [
-            sys.executable,
-            "-m",
-            "run_repl.cli",
-            "mcp",
-            "--http",
-            bind,
-            "--data-dir",
-            str(data),
-            *args,
-        ],
+        forked_cli.command("mcp", "--http", bind, "--data-dir", str(data), *args),
         stdin=subprocess.DEVNULL,
         stdout=subprocess.PIPE,
         stderr=subprocess.PIPE,

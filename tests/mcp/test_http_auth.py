@@ -4,9 +4,9 @@ from __future__ import annotations
 
 import stat
 import subprocess
-import sys
 from pathlib import Path
 
+import forked_cli
 import httpx2
 import pytest
 from http_servers import ALICE, BOB, TOKEN, client, launch, start, stop, tokens_file
@@ -65,10 +65,7 @@ def test_a_request_without_a_known_token_gets_401_and_the_challenge(data: Path) 
 def test_add_token_prints_one_that_works_and_keeps_only_its_digest(data: Path) -> None:
     env = environment(data)
     made = subprocess.run(
-        [
-            *(sys.executable, "-m", "run_repl.cli", "mcp", "--add-token", "alice"),
-            *("--data-dir", str(data)),
-        ],
+        forked_cli.command("mcp", "--add-token", "alice", "--data-dir", str(data)),
         capture_output=True,
         text=True,
         timeout=120,

@@ -78,6 +78,10 @@ async def asked(tmp_path: Path, data_dir: Path, argument: str) -> tuple[str, str
         return shown, detail
 
 
+# Two or three whole IDEs each, every one running the snippet to its approval and opening
+# the inbox: 2-3 s of CPU a test. The rule itself is in the fast lane for every front end
+# (tests/present/test_question_unforgeable.py), and so is hide_nothing's IDE below.
+@pytest.mark.slow
 async def test_the_prompt_and_the_inbox_cannot_be_forged(tmp_path: Path, data_dir: Path) -> None:
     prompt, detail = await asked(tmp_path, data_dir, FORGED)
     honest_prompt, honest_detail = await asked(tmp_path / "honest", tmp_path / "d2", "ord_1")
@@ -146,6 +150,7 @@ def landing(text: str, width: int) -> str:
     raise AssertionError(f"{PROBE} not in {text!r}")
 
 
+@pytest.mark.slow  # three whole IDEs a width (see test_the_prompt_and_the_inbox_cannot_be_forged)
 @pytest.mark.parametrize("width", [80, 40])
 async def test_a_wrapped_row_of_the_prompt_and_the_inbox_is_marked(
     tmp_path: Path, width: int

@@ -7,8 +7,14 @@ agents over MCP, all through one store. A worker watches it
 reads every 50 ms while someone waits, so the event loop sleeps until a change)
 and posts `ApprovalsChanged` with the open approvals; the main screen's handlers own
 every widget. Deciding and recovering are workers too: they call the store's
-flow (`ws.decide`, `recover`) and post what became of it (`InboxOutcome`),
-so the screen never waits on a run or on the store.
+flow (`ws.dispatch`, `recover`) and post what became of it (`InboxOutcome`),
+so the screen never waits on a run or on the store. A decision for a run that a
+live process started (an MCP server holding its agent's call) or a server of the
+host can resume is recorded for it and said so; else this IDE resumes it.
+
+The IDE is also an executor of the runs it starts (`resume_here`): decided anywhere
+(a shell, another IDE, an MCP client), they resume in this process, which has their
+host, and the follow path shows how they ended.
 
 The watcher also reads, by id, the approvals of the run on this IDE's screen
 (`follow`): at every change, whatever their state, so the screen hears who decided
@@ -32,16 +38,22 @@ from ..present.approvals import approve_command, describe_state
 from ..present.styled import Line, line, styled
 from ..sandbox.result import RunResult
 from ..store import ApprovalConflict, PendingApproval, StoreError
+from ..store.approvals.dispatch import Dispatched, result_of
 from ..store.approvals.flow import (
     open_approvals,
     recover,
     wait_for_approvals_change,
 )
+from ..store.approvals.resumer import Resumer
 from ..workspace import Workspace
 from .messages import ApprovalsChanged, InboxOutcome
 
 WATCH_WORKER = "approvals-watch"
 """The watcher's worker name: it lives as long as the app (tests wait on the others)."""
+RESUMER_WORKER = "approvals-resumer"
+"""The executor's worker: it lives as long as the app too."""
+APP_LONG_WORKERS = frozenset({WATCH_WORKER, RESUMER_WORKER})
+"""The workers that end only with the app (every other one ends on its own)."""
 WATCH_TIMEOUT_S = 2.0
 """How long one wait for a change lasts; a claim running out changes a state without one."""
 RELIST_S = 10.0
@@ -134,8 +146,10 @@ def outcome_lines(
     error: str | None = None,
     queued_behind: str | None = None,
     warnings: list[str] | None = None,
+    resumes_on: str | None = None,
 ) -> list[Line]:
-    """The inbox's words for what a decision did: the run it resumed, how that ended."""
+    """The inbox's words for what a decision did: the run it resumed, how that ended,
+    or (`resumes_on`) the process it was recorded for, which resumes it."""
     head = line(
         ("ok" if action == "approved" else "error" if action == "denied" else "warn", action),
         " ",
@@ -154,6 +168,14 @@ def outcome_lines(
         )
     if error is not None:
         out.append(line(("error", "  not decided: "), error))
+    elif resumes_on is not None:
+        out.append(
+            line(
+                ("dim", f"  recorded; run {approval.run_id} resumes on "),
+                ("path", resumes_on),
+                ("dim", " (it has the host: the outcome shows here when it ends)"),
+            )
+        )
     elif result is not None:
         status = line("  the run resumed: ", (_status_style(result.status), result.status))
         if result.duration_ms is not None:
@@ -260,6 +282,39 @@ class ApprovalsInbox:
             exclusive=True,
             exit_on_error=False,
         )
+
+    def resume_here(self) -> None:
+        """Be an executor of this host for the runs this IDE starts: one worker for the
+        app's life (a store in memory is this process's alone: nothing to do)."""
+        if not self.ws.persistent:
+            return
+        self.owner.run_worker(
+            self._resume_here(),
+            name=RESUMER_WORKER,
+            group=RESUMER_WORKER,
+            exclusive=True,
+            exit_on_error=False,
+        )
+
+    async def _resume_here(self) -> None:
+        ws = self.ws
+        resumer = Resumer(
+            ws.store,
+            ws.runner,
+            ws.host.functions,
+            host=ws.host.name,
+            digest=lambda: ws.host.manifest.digest,
+            kind="ide",  # resumes only the runs it started (a server takes the rest)
+        )
+        try:
+            await asyncio.to_thread(resumer.register)
+        except Exception:  # the store failed: decisions made elsewhere resume there, as before
+            return
+        ws.executor_id = resumer.id  # the runs this IDE starts name it: it resumes them
+        try:
+            await resumer.run(asyncio.Event())  # until the app ends (the worker is cancelled)
+        finally:
+            ws.executor_id = None
 
     def follow(self, ids: Collection[str]) -> None:
         """Read these approvals (the run on screen's) at every change, and now."""
@@ -451,10 +506,12 @@ class ApprovalsInbox:
 
         error: str | None = None
         result: RunResult | None = None
+        done: Dispatched | None = None
         try:
-            result = await self.ws.decide(
-                {approval.id: approved}, warnings=warnings, on_queued=on_queued
-            )
+            done = await self.ws.dispatch({approval.id: approved}, on_queued=on_queued)
+            if done.resolution is not None:  # resumed here (or by whoever held it)
+                warnings += done.resolution.warnings
+                result = result_of(done)
         except (ApprovalConflict, StoreError, KeyError, ValueError) as exc:
             error = str(exc).strip("'\"") or type(exc).__name__
         except Exception as exc:  # the flow answers with results: this is a bug or the host
@@ -466,6 +523,7 @@ class ApprovalsInbox:
             error=error,
             queued_behind=queued[0] if queued else None,
             warnings=warnings,
+            resumes_on=done.executor.label if done is not None and done.executor else None,
         )
         self.owner.post_message(
             InboxOutcome(Outcome(approval.id, approval.path, action, lines, error is None))

@@ -183,6 +183,7 @@ class MainScreen(Screen[None]):
         for warning in [*self.ws.warnings, *self.ide.theme_problems, *problems]:
             self.notify(warning, severity="warning", timeout=10)
         self.approvals.watch()
+        self.approvals.resume_here()
         self.fit_layout()
 
     def _prompt_asks(self) -> frozenset[str]:
@@ -792,8 +793,14 @@ class MainScreen(Screen[None]):
             return
         # While a run decided elsewhere is being carried out, its next questions may be in
         # this list before its run reaches the screen: announced later if not its own.
+        # The prompt's own questions this list shows decided count as carried out too:
+        # a fast resume elsewhere brings its decision and its next question in one list.
         followed = self.followed
-        carried_out = followed is not None and not prompt.asking & followed.ids
+        asking = set(prompt.asking)
+        if event.approvals is not None:
+            still = {a.id for a in event.approvals if a.state() == "pending"}
+            asking &= still
+        carried_out = followed is not None and not asking & followed.ids
         busy = self.running or carried_out
         news = inbox.news(event, prompt.queue, decided=self.runs.decisions, running=busy)
         if news is None:

@@ -276,10 +276,15 @@ async def test_a_stuck_resume_elsewhere_is_shown_then_its_recovery(data_dir: Pat
         async with app.run_test(size=SIZE) as pilot:
             approval_id = await paused_here(app, pilot, PUBLISH_FIRST)
             # Declared idempotent, so a resume that passed its guard and whose lease ran
-            # out waits for a takeover (stuck) rather than reading unfinished at once.
+            # out waits for a takeover (stuck) rather than reading unfinished at once; and
+            # named for another process to resume (gone now), so this IDE, which takes
+            # over only the runs that name it, leaves it stuck.
             db = sqlite3.connect(other.store.path)  # type: ignore[attr-defined]
             with db:
-                db.execute("UPDATE approvals SET idempotent = 1 WHERE id = ?", (approval_id,))
+                db.execute(
+                    "UPDATE approvals SET idempotent = 1, resume_by = 'exe_gone' WHERE id = ?",
+                    (approval_id,),
+                )
             db.close()
             claim = other.store.claim_batch(
                 {approval_id: True},
@@ -297,6 +302,39 @@ async def test_a_stuck_resume_elsewhere_is_shown_then_its_recovery(data_dir: Pat
             assert "outcome unknown" in status(app).detail
     finally:
         other.close()
+
+
+async def test_a_lapsed_idempotent_resume_elsewhere_is_taken_over_here(data_dir: Path) -> None:
+    # This IDE is the executor of the runs it starts: another process's resume of its
+    # run died after its guard, and the call may run again (idempotent): the IDE takes
+    # it over and shows the run's end.
+    app = make_app(data_dir)
+    other = other_workspace(data_dir)
+    try:
+        async with app.run_test(size=SIZE) as pilot:
+            approval_id = await paused_here(app, pilot, PUBLISH_FIRST)
+            assert app.ws.executor_id is not None
+            assert other.store.get_approval(approval_id).resume_by == app.ws.executor_id
+            db = sqlite3.connect(other.store.path)  # type: ignore[attr-defined]
+            with db:
+                db.execute("UPDATE approvals SET idempotent = 1 WHERE id = ?", (approval_id,))
+            db.close()
+            claim = other.store.claim_batch(
+                {approval_id: True},
+                claim_id="clm_dead",
+                claimed_by="bob@desk pid 9",
+                decided_by="bob",
+                ttl_s=-1,
+            )
+            other.store.start_batch(claim)
+            await until_true(pilot, lambda: status(app).state == "ok")
+            ended = other.store.get_approval(approval_id)
+            assert ended is not None and ended.status == "approved"
+            assert ended.claimed_by != "bob@desk pid 9"  # taken over, here
+            assert ended.decided_by == "bob"  # the decision is bob's still
+    finally:
+        other.close()
+    assert published(data_dir, "draft_01")
 
 
 async def test_a_denial_elsewhere_shows_what_the_snippet_was_told(data_dir: Path) -> None:

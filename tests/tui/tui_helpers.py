@@ -10,7 +10,7 @@ from textual.app import App
 from textual.widgets import TextArea
 
 from run_repl.tui.app import RunReplApp
-from run_repl.tui.approvals_inbox import WATCH_WORKER
+from run_repl.tui.approvals_inbox import APP_LONG_WORKERS
 from run_repl.workspace import open_workspace
 
 SIZE = (160, 48)
@@ -56,8 +56,8 @@ async def settle(pilot: Any) -> None:
     app = pilot.app
     for _ in range(MESSAGE_ROUNDS):
         await pilot.pause()
-        # The approvals watcher lives as long as the app: every other worker ends.
-        busy = [w for w in app.workers if not w.is_finished and w.name != WATCH_WORKER]
+        # The approvals watcher and executor live as long as the app: every other one ends.
+        busy = [w for w in app.workers if not w.is_finished and w.name not in APP_LONG_WORKERS]
         if busy:
             await app.workers.wait_for_complete(busy)
         elif not _messages_waiting(app):

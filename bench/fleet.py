@@ -6,8 +6,9 @@ Starts its own PostgreSQL (initdb in a temporary directory, loopback only, fsync
 pg_stat_statements loaded; stopped at the end whatever ends this script), then for
 each configuration a database of its own, N servers (each its own data directory,
 one shared RUN_REPL_SECRET, `--no-auth` on loopback), 3 decider processes (each a
-person: they watch the store's approvals and decide them, 85 % approve, half of the
-time all three going for the oldest one at once), and K agents (the `mcp` package's
+person: they watch the store's approvals and decide them as `run-repl approvals
+approve` does, recorded for the server that started the run, which resumes it; 85 %
+approve, half of the time all three going for the oldest one at once), and K agents (the `mcp` package's
 client, 2026-07-28 protocol, each call to a server picked at random: a balancer with
 no stickiness). An agent's mix: 55 % a read run, 15 % a big value then `expand_result`
 of it on another server, 30 % a run whose write needs approval (the write puts one
@@ -27,8 +28,8 @@ writes left out); and the invariants, counted in the database at the end:
 - runs an agent was answered with that the history does not have.
 
 `--faults` adds one configuration of 3 servers where, in turn: a server is
-killed (SIGKILL) mid-phase and started again; a decider is killed while a resume
-it runs is inside the approved write; PostgreSQL is stopped for 10 s. The same
+killed (SIGKILL) mid-phase and started again; the process running a resume (a
+server) is killed while inside the approved write; PostgreSQL is stopped for 10 s. The same
 invariants must hold, and it prints how long each killed process's work took to be
 taken over or settled.
 
@@ -68,6 +69,7 @@ import psycopg  # noqa: E402
 TICK_S = 1 / os.sysconf("SC_CLK_TCK")
 APPROVE_SHARE = 0.85
 DECIDER_NAMES = ("alice", "bob", "carol")
+DECIDED = ("recorded", "ok", "RUN_APPROVAL_DENIED", "interrupted")  # a decider's win
 READ = "const a = await read(1); const b = await read(2); return a + b;"
 BIG = "return await big(3000);"
 WRITE = 'return await write("{token}");'
@@ -209,8 +211,17 @@ def decider_main(name: str, host: str, data: str, log: str, seed: int) -> None:
                 await asyncio.sleep(rng.uniform(0.05, 0.3))  # a person reads the question
                 at = time.time()
                 try:
-                    result = await ws.decide({pick.id: approve}, approver=name)
-                    how = result.status if result.error is None else str(result.error.code)
+                    # As `run-repl approvals approve` decides: recorded for the process
+                    # that started the run (the server holding the agent's call), which
+                    # resumes it; resumed here only when no one else can.
+                    done = await ws.dispatch({pick.id: approve}, approver=name)
+                    result = done.result
+                    if done.executor is not None:
+                        how = "recorded"
+                    elif result is None:
+                        how = "settled elsewhere"
+                    else:
+                        how = result.status if result.error is None else str(result.error.code)
                 except Exception as exc:  # another person was first: what a team sees
                     how = type(exc).__name__
                 token = pick.args[0] if isinstance(pick.args, list) and pick.args else None
@@ -381,6 +392,13 @@ def invariants(url: str, tally: Tally) -> dict[str, int]:
     }
 
 
+def status_of(url: str, approval: str) -> tuple[Any, ...] | None:
+    with psycopg.connect(url, autocommit=True) as conn:
+        return conn.execute(
+            "SELECT status FROM run_repl.approvals WHERE id = %s", (approval,)
+        ).fetchone()
+
+
 def open_count(url: str) -> int:
     with psycopg.connect(url, autocommit=True) as conn:
         row = conn.execute(
@@ -477,7 +495,7 @@ async def run_configuration(
         cpu = sum(proc_cpu_s(s.process.pid) for s in servers if s.process.poll() is None) - cpu0
         calls = statements(url)
         settle_until = time.monotonic() + settle_s
-        while open_count(url) and time.monotonic() < settle_until:
+        while await asyncio.to_thread(open_count, url) and time.monotonic() < settle_until:
             await asyncio.sleep(0.5)
     finally:
         for d in deciders:
@@ -488,7 +506,7 @@ async def run_configuration(
     latency = [
         tally.write_done[d["token"]] - d["at"]
         for d in decided
-        if d["token"] in tally.write_done and d["how"] in ("ok", "RUN_APPROVAL_DENIED")
+        if d["token"] in tally.write_done and d["how"] in DECIDED
     ]
     runs = [c for c in tally.calls if c[2] not in ("RUN_BUSY",)]
     run_s = [c[1] for c in runs]
@@ -500,7 +518,7 @@ async def run_configuration(
         "read p50 ms": round(pct([c[1] for c in runs if c[0] == "read"], 0.5) * 1000),
         "RUN_BUSY refusals": sum(1 for c in tally.calls if c[2] == "RUN_BUSY"),
         "decisions (a second decider refused)": (
-            sum(1 for d in decided if d["how"] in ("ok", "RUN_APPROVAL_DENIED", "interrupted")),
+            sum(1 for d in decided if d["how"] in DECIDED),
             sum(1 for d in decided if d["how"] in ("ApprovalConflict", "ApprovalStuck")),
         ),
         "decision -> result p50/p95 ms": (
@@ -541,17 +559,21 @@ async def inject_faults(
     # A decider inside an approved write: its row is in, its resume not finished.
     found = None
     until = time.monotonic() + 2 * step  # writes wait for a person: give one time to come
-    while found is None and time.monotonic() < until:
-        with psycopg.connect(url, autocommit=True) as conn:
-            row = conn.execute(
-                "SELECT a.id, a.claimed_by FROM run_repl.approvals AS a "
-                "JOIN fleet_writes AS w ON a.args::jsonb ->> 0 = w.token "
-                "WHERE a.status = 'executing' AND a.claimed_by LIKE '% pid %' LIMIT 1"
-            ).fetchone()
-        if row is not None:
-            found = row
-        else:
-            await asyncio.sleep(0.02)
+    # Off the event loop: the agents go on asking for writes while this looks.
+    conn = await asyncio.to_thread(psycopg.connect, url, autocommit=True)
+    try:
+        while found is None and time.monotonic() < until:
+            found = await asyncio.to_thread(
+                lambda: conn.execute(
+                    "SELECT a.id, a.claimed_by FROM run_repl.approvals AS a "
+                    "JOIN fleet_writes AS w ON a.args::jsonb ->> 0 = w.token "
+                    "WHERE a.status = 'executing' AND a.claimed_by LIKE '% pid %' LIMIT 1"
+                ).fetchone()
+            )
+            if found is None:
+                await asyncio.sleep(0.02)
+    finally:
+        conn.close()
     if found is None:
         notes.append("no decider was caught inside a write (nothing killed)")
     else:
@@ -562,10 +584,7 @@ async def inject_faults(
         notes.append(f"killed {holder} inside the write of {approval}")
         settled = None
         while time.monotonic() - killed < 120:
-            with psycopg.connect(url, autocommit=True) as conn:
-                row = conn.execute(
-                    "SELECT status FROM run_repl.approvals WHERE id = %s", (approval,)
-                ).fetchone()
+            row = await asyncio.to_thread(status_of, url, approval)
             if row and row[0] in ("approved", "denied", "failed", "unfinished"):
                 settled = (row[0], time.monotonic() - killed)
                 break

@@ -12,7 +12,6 @@ from types import ModuleType
 from typing import Any
 
 import pytest
-from conftest import HOST
 from store_kinds import execute
 
 from run_repl.sandbox.resume.continuation import manifest_digest_of
@@ -22,6 +21,8 @@ from run_repl.store.approvals.dispatch import NoExecutor, dispatch, resumes_wher
 from run_repl.store.approvals.flow import save_interrupted
 from run_repl.store.approvals.resumer import Resumed, Resumer
 from run_repl.store.executors import LIVE_S, Executor, new_executor_id
+
+HOST = "bank_host:HOSTS"  # as the other store tests name it (conftest is not a module to import)
 
 TRANSFER = "return await bank.transfer(5, 'd')"
 

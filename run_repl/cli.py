@@ -545,7 +545,15 @@ def _resumes_elsewhere(args: argparse.Namespace, ws: Any, output: Output, done: 
     if not args.wait:
         return ExitCode.OK
     result = asyncio.run(
-        follow(ws.store, ws.runner, ws.host.functions, done, timeout_s=WAIT_S, here=ws.executor_id)
+        follow(
+            ws.store,
+            ws.runner,
+            ws.host.functions,
+            done,
+            timeout_s=WAIT_S,
+            here=ws.executor_id,
+            can_resume_here=first.host == ws.host.name,  # else its host functions are another's
+        )
     )
     if result is None:
         found = ws.store.get_approval(first.id) or first

@@ -17,7 +17,7 @@ from store_kinds import execute
 from run_repl.sandbox.resume.continuation import manifest_digest_of
 from run_repl.sandbox.runner import Runner
 from run_repl.store import Store
-from run_repl.store.approvals.dispatch import NoExecutor, dispatch, resumes_where
+from run_repl.store.approvals.dispatch import NoExecutor, dispatch, follow, resumes_where
 from run_repl.store.approvals.flow import save_interrupted
 from run_repl.store.approvals.resumer import Resumed, Resumer
 from run_repl.store.executors import LIVE_S, Executor, new_executor_id
@@ -111,6 +111,32 @@ async def test_a_process_without_the_host_and_nobody_to_resume_records_nothing(
     with pytest.raises(NoExecutor):
         await dispatch(store, runner, bank.HOSTS, {approval.id: True}, can_resume_here=False)
     assert store.get_approval(approval.id).state() == "pending"  # type: ignore[union-attr]
+
+
+async def test_following_without_the_host_never_resumes_here_when_its_server_dies(
+    spec: str, store: Store, runner: Runner, bank: ModuleType
+) -> None:
+    # `approvals approve --wait` from a process without the run's host: the server it
+    # was left to dies before it began. This process cannot resume it (its host functions
+    # are another's), so it waits, and the decision stays for the next executor.
+    approval = await paused(runner, store, bank, None)
+    server = executor(store, manifest_digest_of(approval.continuation) or "")
+    done = await dispatch(store, runner, bank.HOSTS, {approval.id: True}, approver="alice")
+    assert done.executor is not None and done.executor.id == server.id
+    gone(spec, store, server.id)
+    other_host: dict[str, Any] = {"bank": {"transfer": lambda amount, tag="": amount}}
+    tried: list[str] = []
+    real = runner.run
+
+    async def counted(*args: Any, **kwargs: Any) -> Any:
+        tried.append("run")
+        return await real(*args, **kwargs)
+
+    runner.run = counted  # type: ignore[method-assign]
+    result = await follow(store, runner, other_host, done, timeout_s=2.5, can_resume_here=False)
+    assert result is None and tried == []  # nothing was run here, not even refused
+    assert store.get_approval(approval.id).state() == "queued"  # type: ignore[union-attr]
+    assert bank.rows() == []
 
 
 async def test_a_resumer_resumes_what_is_decided_for_it_once_and_leaves_when_stopped(

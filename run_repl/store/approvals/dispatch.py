@@ -171,12 +171,15 @@ async def follow(
     timeout_s: float,
     approver: str | None = None,
     here: str | None = None,
+    can_resume_here: bool = True,
     **run_kwargs: Any,
 ) -> RunResult | None:
     """Wait (on the store's change watch) until the decided approvals are final; the
     run that carried them out, as the history keeps it (None: `timeout_s` passed, or
     the history does not have it). If no live executor can resume the run any more
-    (the one it was left to died before it began), it is resumed here."""
+    (the one it was left to died before it began), it is resumed here, unless this
+    process has not the run's host (`can_resume_here` False): then it waits on, and the
+    decision stays for the next executor."""
     if done.resolution is not None:
         return done.result
     ids = [a.id for a in done.approvals]
@@ -189,7 +192,11 @@ async def follow(
         if found and all(a.final for a in found):
             return await asyncio.to_thread(flow._stored_result, store, found)
         free = [a for a in found if a.state() == "queued"]
-        if free and await asyncio.to_thread(resumes_where, store, free[0], here=here) is None:
+        if (
+            free
+            and can_resume_here
+            and await asyncio.to_thread(resumes_where, store, free[0], here=here) is None
+        ):
             try:
                 resumed = await flow.resume_decided(
                     store,

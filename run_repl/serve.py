@@ -23,7 +23,7 @@ from typing import Any
 from .present import ExitCode, line, styled
 from .present.sanitize import safe
 from .present.shell import Output
-from .store.approvals.resumer import MAX_RESUMES, Resumed, Resumer
+from .store.approvals.resumer import MAX_RESUMES, Resumed
 from .workspace import Workspace
 
 
@@ -47,16 +47,7 @@ async def serve_resumes(
     def heard(done: Resumed) -> None:
         write(safe(done.line()))
 
-    resumer = Resumer(
-        ws.store,
-        ws.runner,
-        ws.host.functions,
-        host=ws.host.name,
-        digest=lambda: ws.host.manifest.digest,
-        kind="serve",
-        max_resumes=max_resumes,
-        on_resumed=heard,
-    )
+    resumer = ws.resumer("serve", max_resumes=max_resumes, on_resumed=heard)
     ws.executor_id = resumer.id
     task = asyncio.ensure_future(resumer.run(stop))
 

@@ -42,6 +42,7 @@ from .sqlite_files import SIDE_FILES
 from .store import STORE_FILE, MemoryStore, Store, StoreError, memory_warning, open_store_or_memory
 from .store.approvals.dispatch import Dispatched, dispatch
 from .store.approvals.flow import decide, record_run, save_interrupted
+from .store.approvals.resumer import Resumer
 
 
 class WorkspaceError(RunReplError):
@@ -145,6 +146,20 @@ class Workspace:
             started_here=started_here,
             can_resume_here=can_resume_here,
             **kwargs,
+        )
+
+    def resumer(self, kind: str, **options: Any) -> Resumer:
+        """An executor of this workspace's host (`store/approvals/resumer.py`): `kind`
+        "mcp", "serve" or "ide"; `options` as Resumer takes them (max_resumes, on_resumed).
+        The digest is read at each use: an upstream's changed tools change it."""
+        return Resumer(
+            self.store,
+            self.runner,
+            self.host.functions,
+            host=self.host.name,
+            digest=lambda: self.host.manifest.digest,
+            kind=kind,
+            **options,
         )
 
     @property

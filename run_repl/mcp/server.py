@@ -708,14 +708,7 @@ class RunReplMcp:
         if not self.ws.persistent or self._resumer is not None:
             return
         ws = self.ws
-        resumer = Resumer(
-            ws.store,
-            ws.runner,
-            ws.host.functions,
-            host=ws.host.name,
-            digest=lambda: ws.host.manifest.digest,
-            kind="mcp",
-        )
+        resumer = ws.resumer("mcp")
         try:
             await asyncio.to_thread(resumer.register)
         except Exception as exc:  # the store failed: serve the agents anyway, say so once

@@ -44,7 +44,6 @@ from ..store.approvals.flow import (
     recover,
     wait_for_approvals_change,
 )
-from ..store.approvals.resumer import Resumer
 from ..workspace import Workspace
 from .messages import ApprovalsChanged, InboxOutcome
 
@@ -298,14 +297,7 @@ class ApprovalsInbox:
 
     async def _resume_here(self) -> None:
         ws = self.ws
-        resumer = Resumer(
-            ws.store,
-            ws.runner,
-            ws.host.functions,
-            host=ws.host.name,
-            digest=lambda: ws.host.manifest.digest,
-            kind="ide",  # resumes only the runs it started (a server takes the rest)
-        )
+        resumer = ws.resumer("ide")  # resumes only the runs it started (servers take the rest)
         try:
             await asyncio.to_thread(resumer.register)
         except Exception:  # the store failed: decisions made elsewhere resume there, as before

@@ -154,11 +154,7 @@ def result_of(done: Dispatched) -> RunResult:
     ApprovalConflict when another approver's resume settled it and the history does
     not have that run."""
     if done.resolution is None or done.resolution.result is None:
-        by = done.resolution.applied_by if done.resolution is not None else None
-        raise ApprovalConflict(
-            "; ".join(f"Approval {a.id} is {a.state()}" for a in done.approvals)
-            + f": settled by {by or 'another approver'}'s resume."
-        )
+        raise flow.settled_elsewhere(done.resolution or Resolution(None, done.approvals))
     return done.resolution.result
 
 

@@ -630,12 +630,16 @@ async def decide(
     if warnings is not None:
         warnings.extend(done.warnings)
     if done.result is None:
-        # Settled by another approver's resume whose run the history does not have.
-        raise ApprovalConflict(
-            "; ".join(f"Approval {a.id} is {a.state()}" for a in done.approvals)
-            + f": settled by {done.applied_by or 'another approver'}'s resume."
-        )
+        raise settled_elsewhere(done)
     return done.result
+
+
+def settled_elsewhere(done: Resolution) -> ApprovalConflict:
+    """Settled by another approver's resume whose run the history does not have."""
+    return ApprovalConflict(
+        "; ".join(f"Approval {a.id} is {a.state()}" for a in done.approvals)
+        + f": settled by {done.applied_by or 'another approver'}'s resume."
+    )
 
 
 def recover(

@@ -11,9 +11,9 @@ from __future__ import annotations
 import asyncio
 import concurrent.futures
 import inspect
+import math
 import os
 import secrets
-import threading
 import time
 from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass, field, replace
@@ -33,6 +33,7 @@ from .resume.continuation import (
     load_or_create_secret,
 )
 from .resume.replay import ReplayPlan
+from .run_slots import RunSlots
 from .session.envelope import Envelope, build_envelope, log_chunks
 from .session.guest_errors import rewrite_positions
 from .session.host_functions import HostManifest, manifest_of
@@ -114,8 +115,7 @@ class Runner:
         self._recent = MemoryResultStore(max_bytes=RECENT_BYTES)
         self._writes: list[concurrent.futures.Future[None]] = []
         self._write_pool: concurrent.futures.ThreadPoolExecutor | None = None
-        self._in_flight = 0
-        self._lock = threading.Lock()
+        self._slots = RunSlots(max_runs_in_flight)
 
     # ------------------------------------------------------------------ run
     async def run(
@@ -133,6 +133,7 @@ class Runner:
         resume_guard: Callable[[], Any] | None = None,
         approvals: Mapping[str, str] | None = None,
         values: Mapping[str, Any] | None = None,
+        queue_s: float = 0.0,
     ) -> RunResult:
         """Run `source` (JavaScript or TypeScript, the body of an async function).
 
@@ -141,7 +142,9 @@ class Runner:
         (copied in; a bad name or value raises ValuesError here). `resume_guard` (with a continuation) is called once, just
         before the resumed run's first live host call (a sync one on a thread); if
         it raises, nothing live runs and the run ends RUN_CONTINUATION_INVALID with
-        its message."""
+        its message. With all `max_runs_in_flight` taken, a run gets RUN_BUSY at once;
+        with `queue_s` > 0 it waits up to that long for the next free slot instead, ahead
+        of the runs that may not wait (an executor's resume of a person's decision)."""
         if limits is not None and not isinstance(limits, Limits):
             raise TypeError("limits must be a run_repl.Limits")
         request = RunRequest(
@@ -156,12 +159,9 @@ class Runner:
             approvals=check_policy(approvals) if approvals else None,
             values=values,
         )
-        started = time.perf_counter()
-        with self._lock:
-            busy = self._in_flight >= self.max_runs_in_flight
-            if not busy:
-                self._in_flight += 1
-        if busy:
+        if not (queue_s >= 0 and math.isfinite(queue_s)):
+            raise ValueError("queue_s must be a finite number of seconds, 0 or more")
+        if not await self._slots.take(queue_s):
             return RunResult(
                 status="error",
                 error=plain_error(
@@ -170,11 +170,11 @@ class Runner:
                     "retry shortly.",
                 ),
             )
+        started = time.perf_counter()  # the run's own time: a wait for its slot is not in it
         try:
             return _timed(await self._run(request), started)
         finally:
-            with self._lock:
-                self._in_flight -= 1
+            self._slots.give()
 
     def limits_for(self, limits: Limits | None) -> Limits:
         """The runner's limits with a run's own fields laid over them (only those it set)."""

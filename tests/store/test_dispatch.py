@@ -18,10 +18,11 @@ from run_repl.sandbox.resume.continuation import manifest_digest_of
 from run_repl.sandbox.runner import Runner
 from run_repl.store import Store
 from run_repl.store.approvals.dispatch import NoExecutor, dispatch, follow, resumes_where
-from run_repl.store.approvals.flow import save_interrupted
+from run_repl.store.approvals.flow import save_interrupted, store_runner
 from run_repl.store.approvals.resumer import Resumed, Resumer
 from run_repl.store.executors import LIVE_S, Executor, new_executor_id
 
+SECRET = "s" * 40  # the store tests' runners' (conftest.py)
 HOST = "bank_host:HOSTS"  # as the other store tests name it (conftest is not a module to import)
 
 TRANSFER = "return await bank.transfer(5, 'd')"
@@ -173,3 +174,58 @@ async def test_a_resumer_resumes_what_is_decided_for_it_once_and_leaves_when_sto
     assert sorted(r.approval.id for r in heard) == sorted([probe.id, mine.id])
     assert all(r.error is None and r.resolution is not None for r in heard)
     assert store.get_executor(resumer.id) is None
+
+
+async def test_a_resume_on_a_full_runner_waits_for_its_slot_ahead_of_new_runs(
+    store: Store, bank: ModuleType
+) -> None:
+    # bench/fleet.py with one server: its runner was full of agents' runs when a decision
+    # came, the resume got RUN_BUSY and was retried a second later (p95 1.4 s from the
+    # decision to the agent's result). It now queues for the next free slot.
+    one = store_runner(store, secret=SECRET, max_runs_in_flight=1)
+    probe = await paused(one, store, bank, None)
+    release = asyncio.Event()
+    holding = asyncio.Event()
+
+    async def hold() -> int:
+        holding.set()
+        await release.wait()
+        return 1
+
+    heard: list[Resumed] = []
+    resumer = Resumer(
+        store,
+        one,
+        bank.HOSTS,
+        host=HOST,
+        digest=manifest_digest_of(probe.continuation) or "",
+        on_resumed=heard.append,
+    )
+    stop = asyncio.Event()
+    loop = asyncio.create_task(resumer.run(stop))
+    while store.get_executor(resumer.id) is None:
+        await asyncio.sleep(0.01)
+    hog = asyncio.create_task(one.run("return await h.hold()", {"h": {"hold": hold}}))
+    await holding.wait()  # the runner's one slot is taken
+    done = await dispatch(store, one, bank.HOSTS, {probe.id: True})
+    assert done.executor is not None and done.executor.id == resumer.id
+    for _ in range(1000):  # the resume has claimed the batch and waits for the slot
+        if one._slots.waiting:  # type: ignore[attr-defined]
+            break
+        await asyncio.sleep(0.01)
+    assert resumer.running and one._slots.waiting == 1  # type: ignore[attr-defined]
+    refused = await one.run("return 2")  # a new run does not jump the queue
+    assert refused.error is not None and refused.error.code == "RUN_BUSY"
+    release.set()
+    assert (await hog).value == 1
+    for _ in range(2000):
+        if store.get_approval(probe.id).final:  # type: ignore[union-attr]
+            break
+        await asyncio.sleep(0.01)
+    stop.set()
+    await asyncio.wait_for(loop, 60)
+    [resumed] = heard  # one resume, not a busy one and a retry
+    assert resumed.resolution is not None and resumed.resolution.result is not None
+    assert resumed.resolution.result.status == "ok"
+    assert store.get_approval(probe.id).status == "approved"  # type: ignore[union-attr]
+    assert bank.rows() == [("d", 5)]

@@ -40,6 +40,10 @@ from .flow import wait_for_approvals_change
 
 MAX_RESUMES = 4  # batches resumed at once by one executor (the runner's runs in flight)
 RETRY_S = 1.0  # a batch whose resume here just ended is not taken again sooner (RUN_BUSY...)
+# A resume on a full runner waits this long for its next free slot, ahead of new runs
+# (a person waits for its result; an agent's new run can be retried), before it is
+# given back (RUN_BUSY) for another executor or the next round.
+QUEUE_S = 30.0
 
 log = logging.getLogger("run_repl.resumer")
 
@@ -168,7 +172,7 @@ class Resumer:
                 self.host_functions,
                 approval.id,
                 resumer=self.name,  # the claim adds the machine and pid: the label
-                **self.run_kwargs,
+                **{"queue_s": QUEUE_S, **self.run_kwargs},
             )
         except (ApprovalConflict, ClaimLost, KeyError):
             return  # another executor took it first: it resumes once, there
@@ -277,4 +281,4 @@ class Resumer:
                 log.warning("executor heartbeat failed: %s", exc)
 
 
-__all__ = ["MAX_RESUMES", "RETRY_S", "Resumed", "Resumer"]
+__all__ = ["MAX_RESUMES", "QUEUE_S", "RETRY_S", "Resumed", "Resumer"]

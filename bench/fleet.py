@@ -29,9 +29,11 @@ writes left out); and the invariants, counted in the database at the end:
 
 `--faults` adds one configuration of 3 servers where, in turn: a server is
 killed (SIGKILL) mid-phase and started again; the process running a resume (a
-server) is killed while inside the approved write; PostgreSQL is stopped for 10 s. The same
-invariants must hold, and it prints how long each killed process's work took to be
-taken over or settled.
+server) is killed while inside the approved write (the next write is held in flight,
+announcing its token and pid in a table, and killed there: it always lands); PostgreSQL
+is stopped for 10 s. The same invariants must hold, and the killed write's approval
+must end `unfinished` (outcome unknown) with its row written once; it prints how long
+each killed process's work took to be taken over or settled.
 
 Exits 1 when an invariant breaks, 2 when the setup fails. Bounded in time: each
 phase ends at --seconds, then at most --settle-s for what is still in flight.
@@ -96,12 +98,26 @@ def big(n: int) -> list:
 
 @requires_approval
 def write(token: str) -> str:
-    """One row per call, committed before the call goes on (a kill after it keeps it)."""
+    """One row per call, committed before the call goes on (a kill after it keeps it).
+
+    When the fault asks for a write to catch (a row in fleet_catch), the first write to
+    take that row announces itself in flight (fleet_inflight: its token and pid) and
+    holds there until the fault kills its process: the kill lands inside a write."""
     with psycopg.connect(_URL, autocommit=True) as conn:
         conn.execute(
             "INSERT INTO fleet_writes (token, pid, at) VALUES (%s, %s, %s)",
             (token, os.getpid(), time.time()),
         )
+        caught = conn.execute("DELETE FROM fleet_catch RETURNING 1").fetchone()
+        if caught:
+            conn.execute(
+                "INSERT INTO fleet_inflight (token, pid, at) VALUES (%s, %s, %s)",
+                (token, os.getpid(), time.time()),
+            )
+    if caught:
+        held_until = time.time() + 60  # a bound: the fault kills this process long before
+        while time.time() < held_until:
+            time.sleep(0.05)
     time.sleep(_WRITE_S)
     return token
 '''
@@ -140,6 +156,19 @@ def drain(stream: Any, path: Path) -> None:
                 out.flush()
 
     threading.Thread(target=copy, daemon=True).start()
+
+
+async def restart(victim: Server) -> Server:
+    """The killed server again, on its own port (the agents' balancer knows that one),
+    started off the event loop (the agents go on meanwhile)."""
+    port = victim.url.rsplit(":", 1)[1].split("/", 1)[0]
+    args = [f"127.0.0.1:{port}" if a == "127.0.0.1:0" else a for a in victim.args]
+    for _ in range(50):  # the dead server's socket may linger a moment
+        try:
+            return await asyncio.to_thread(start_server, victim.index, args, victim.env, victim.log)
+        except SystemExit:
+            await asyncio.sleep(0.2)
+    return await asyncio.to_thread(start_server, victim.index, victim.args, victim.env, victim.log)
 
 
 def start_server(index: int, args: list[str], env: dict[str, str], log: Path) -> Server:
@@ -245,6 +274,7 @@ class Tally:
     expands: int = 0
     expand_failed: int = 0
     errors: Counter[str] = field(default_factory=Counter)
+    killed_writes: list[str] = field(default_factory=list)  # tokens killed inside the write
 
 
 def outcome_of(result: Any) -> tuple[str, dict[str, Any]]:
@@ -258,11 +288,29 @@ def outcome_of(result: Any) -> tuple[str, dict[str, Any]]:
 async def agent(
     number: int, urls: list[str], deadline: float, tally: Tally, write_wait_s: float
 ) -> None:
+    rng = random.Random(number)
+    while time.monotonic() < deadline:
+        try:
+            await _agent_calls(rng, number, urls, deadline, tally, write_wait_s)
+        except Exception as exc:
+            # A killed server ends the client's session with it, and that ends every
+            # client of this agent: a balancer's agent connects again and goes on.
+            tally.errors[f"reconnect:{type(exc).__name__}"] += 1
+            await asyncio.sleep(0.2)
+
+
+async def _agent_calls(
+    rng: random.Random,
+    number: int,
+    urls: list[str],
+    deadline: float,
+    tally: Tally,
+    write_wait_s: float,
+) -> None:
     import httpx2
     from mcp import Client
     from mcp.client.streamable_http import streamable_http_client
 
-    rng = random.Random(number)
     async with AsyncExitStack() as stack:
         http = await stack.enter_async_context(httpx2.AsyncClient(timeout=write_wait_s + 30))
         clients: dict[str, Any] = {}
@@ -326,6 +374,9 @@ class Fleet:
         with psycopg.connect(url, autocommit=True) as conn:
             conn.execute("CREATE EXTENSION IF NOT EXISTS pg_stat_statements")
             conn.execute("CREATE TABLE fleet_writes (token text, pid int, at double precision)")
+            # The fault's hook into a write in flight (see the host's `write`).
+            conn.execute("CREATE TABLE fleet_catch (wanted int)")
+            conn.execute("CREATE TABLE fleet_inflight (token text, pid int, at double precision)")
         return url
 
     def env(self, url: str) -> dict[str, str]:
@@ -382,6 +433,12 @@ def invariants(url: str, tally: Tally) -> dict[str, int]:
         for token in writes
         if not any(s in ("approved", "unfinished") for s in by_token.get(token, []))
     )
+    killed_wrong = sum(
+        1
+        for token in tally.killed_writes
+        # Not idempotent: outcome unknown, never run again (the row stays the one written).
+        if by_token.get(token) != ["unfinished"] or writes.get(token) != 1
+    )
     return {
         "approved writes run twice": twice,
         "approved writes lost": lost,
@@ -389,6 +446,7 @@ def invariants(url: str, tally: Tally) -> dict[str, int]:
         "approvals left open": open_ones,
         "cross-server expand_result failed": tally.expand_failed,
         "answered runs missing from the history": len(tally.run_ids - known),
+        "writes killed in flight not left unfinished once": killed_wrong,
     }
 
 
@@ -487,7 +545,7 @@ async def run_configuration(
             for i in range(agents)
         ]
         if faults:
-            fault_notes = await inject_faults(fleet, servers, deciders, url, seconds, decision_log)
+            fault_notes = await inject_faults(fleet, servers, deciders, url, seconds, tally)
         await asyncio.wait(tasks, timeout=seconds + settle_s + 30)
         for t in tasks:
             t.cancel()
@@ -534,16 +592,81 @@ async def run_configuration(
     return figures
 
 
+async def kill_inside_a_write(
+    servers: list[Server], url: str, within_s: float, tally: Tally
+) -> list[str]:
+    """Ask for the next approved write to be held in flight, kill the process running it
+    (the executor resuming its run: a server, or a decider when one resumed it), and see
+    its approval settle: `unfinished`, outcome unknown, its row written once."""
+    notes: list[str] = []
+
+    def sql(statement: str, *args: Any) -> Any:
+        with psycopg.connect(url, autocommit=True) as conn:
+            cur = conn.execute(statement, args)
+            return cur.fetchone() if cur.description is not None else None
+
+    await asyncio.to_thread(sql, "INSERT INTO fleet_catch (wanted) VALUES (1)")
+    until = time.monotonic() + within_s  # writes wait for a person: give one time to come
+    found = None
+    while found is None and time.monotonic() < until:  # off the loop: the agents go on
+        found = await asyncio.to_thread(sql, "SELECT token, pid FROM fleet_inflight LIMIT 1")
+        if found is None:
+            await asyncio.sleep(0.05)
+    if found is None:
+        left = await asyncio.to_thread(sql, "SELECT count(*) FROM fleet_catch")
+        began = await asyncio.to_thread(
+            sql, "SELECT count(*) FROM fleet_writes WHERE at > %s", time.time() - within_s
+        )
+        await asyncio.to_thread(sql, "DELETE FROM fleet_catch")
+        notes.append(
+            f"no approved write began within {within_s:.0f} s (nothing killed; "
+            f"{began[0]} writes meanwhile, catch rows left {left[0]})"
+        )
+        return notes
+    token, pid = str(found[0]), int(found[1])
+    row = await asyncio.to_thread(
+        sql,
+        "SELECT id, claimed_by FROM run_repl.approvals WHERE path = 'write' "
+        "AND args::jsonb ->> 0 = %s",
+        token,
+    )
+    approval, holder = (row[0], row[1]) if row else ("?", "?")
+    os.kill(pid, signal.SIGKILL)
+    killed = time.monotonic()
+    tally.killed_writes.append(token)
+    victim = next((s for s in servers if s.process.pid == pid), None)
+    what = f"server {victim.index}" if victim is not None else f"pid {pid}"
+    notes.append(f"killed {what} ({holder}) inside the approved write of {approval}")
+    if victim is not None:
+        victim.process.wait()
+        servers[servers.index(victim)] = await restart(victim)
+        notes.append(f"server {victim.index} started again")
+    settled = None
+    while time.monotonic() - killed < 120:
+        got = await asyncio.to_thread(status_of, url, approval)
+        if got and got[0] in ("approved", "denied", "failed", "unfinished"):
+            settled = (got[0], time.monotonic() - killed)
+            break
+        await asyncio.sleep(0.1)
+    notes.append(
+        f"its approval settled as {settled[0]} {settled[1]:.1f} s after the kill"
+        if settled
+        else "its approval was still open 120 s after the kill"
+    )
+    return notes
+
+
 async def inject_faults(
     fleet: Fleet,
     servers: list[Server],
     deciders: list[subprocess.Popen[bytes]],
     url: str,
     seconds: float,
-    decision_log: Path,
+    tally: Tally,
 ) -> list[str]:
-    """In turn: a server killed and started again, a decider killed inside an approved
-    write, PostgreSQL stopped for 10 s; what each left behind, and when it settled."""
+    """In turn: a server killed and started again, the executor of an approved write
+    killed inside it, PostgreSQL stopped for 10 s; what each left behind, and when it
+    settled."""
     notes: list[str] = []
     step = seconds / 4
     await asyncio.sleep(step)
@@ -553,47 +676,10 @@ async def inject_faults(
     victim.process.wait()
     notes.append(f"server {victim.index} killed at +{step:.0f} s")
     await asyncio.sleep(3)
-    servers[-1] = start_server(victim.index, victim.args, victim.env, victim.log)
+    servers[-1] = await restart(victim)
     notes.append(f"server {victim.index} started again after {time.time() - killed_at:.1f} s")
     await asyncio.sleep(step / 2)
-    # A decider inside an approved write: its row is in, its resume not finished.
-    found = None
-    until = time.monotonic() + 2 * step  # writes wait for a person: give one time to come
-    # Off the event loop: the agents go on asking for writes while this looks.
-    conn = await asyncio.to_thread(psycopg.connect, url, autocommit=True)
-    try:
-        while found is None and time.monotonic() < until:
-            found = await asyncio.to_thread(
-                lambda: conn.execute(
-                    "SELECT a.id, a.claimed_by FROM run_repl.approvals AS a "
-                    "JOIN fleet_writes AS w ON a.args::jsonb ->> 0 = w.token "
-                    "WHERE a.status = 'executing' AND a.claimed_by LIKE '% pid %' LIMIT 1"
-                ).fetchone()
-            )
-            if found is None:
-                await asyncio.sleep(0.02)
-    finally:
-        conn.close()
-    if found is None:
-        notes.append("no decider was caught inside a write (nothing killed)")
-    else:
-        approval, holder = found
-        pid = int(str(holder).rsplit(" pid ", 1)[1])
-        os.kill(pid, signal.SIGKILL)
-        killed = time.monotonic()
-        notes.append(f"killed {holder} inside the write of {approval}")
-        settled = None
-        while time.monotonic() - killed < 120:
-            row = await asyncio.to_thread(status_of, url, approval)
-            if row and row[0] in ("approved", "denied", "failed", "unfinished"):
-                settled = (row[0], time.monotonic() - killed)
-                break
-            await asyncio.sleep(0.1)
-        notes.append(
-            f"its approval settled as {settled[0]} {settled[1]:.1f} s after the kill"
-            if settled
-            else "its approval was still open 120 s after the kill"
-        )
+    notes.extend(await kill_inside_a_write(servers, url, 2 * step, tally))
     await asyncio.sleep(1)
     began = time.monotonic()
     await asyncio.to_thread(fleet.pg.restart_after, 10)

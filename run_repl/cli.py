@@ -173,8 +173,9 @@ def _approvals_arguments(p: argparse.ArgumentParser) -> None:
         "action",
         nargs="?",
         default="list",
-        choices=["list", "show", "approve", "deny", "recover"],
-        help="list (the open ones), show ID, approve ID, deny ID, recover ID (a stuck one: "
+        choices=["list", "show", "approve", "deny", "resume", "recover"],
+        help="list (the open ones), show ID, approve ID, deny ID, resume ID (a decided one "
+        "nobody resumes: resumes its run here, with this host), recover ID (a stuck one: "
         "ends it without running anything)",
     )
     p.add_argument("id", nargs="?", help="the approval id (int_...)")
@@ -412,8 +413,8 @@ def _expand(args: argparse.Namespace, output: Output) -> int:
 def _approvals(args: argparse.Namespace, output: Output) -> int:
     from .present.approvals import describe_state
     from .store import ApprovalConflict, StoreError
-    from .store.approvals.dispatch import NoExecutor, result_of
-    from .store.approvals.flow import recover
+    from .store.approvals.dispatch import Dispatched, NoExecutor, result_of, stranded
+    from .store.approvals.flow import approver_name, recover, resume_decided
 
     with _workspace(args, output, needs_store=True) as ws:
         if not _stored_only(ws, output, "approvals"):
@@ -421,16 +422,28 @@ def _approvals(args: argparse.Namespace, output: Output) -> int:
         if args.action == "list":
             # The open ones: pending, queued, being resumed, and stuck (with how to recover).
             items = ws.store.list_approvals(status=None if args.all else "open")
+            nobody = stranded(ws.store, items)  # decided, and no live process resumes them
+
+            def described(a: Any) -> str:
+                why = nobody.get(a.id)
+                return describe_state(a) + (f"; {why}" if why else "")
+
             if args.json:
                 output.out.text(
-                    safe_json([a.model_dump(mode="json", exclude={"continuation"}) for a in items])
+                    safe_json(
+                        [
+                            a.model_dump(mode="json", exclude={"continuation"})
+                            | ({"stranded": nobody[a.id]} if a.id in nobody else {})
+                            for a in items
+                        ]
+                    )
                 )
             elif not items:
                 output.err.line(
                     styled("dim", "no approvals" if args.all else "no pending approvals")
                 )
             else:
-                output.out.question(approval_list_lines(items, describe=describe_state))
+                output.out.question(approval_list_lines(items, describe=described))
             return ExitCode.OK
         if not args.id:
             raise UsageError(
@@ -443,12 +456,16 @@ def _approvals(args: argparse.Namespace, output: Output) -> int:
             )
             return ExitCode.ERROR
         if args.action == "show":
+            why = stranded(ws.store, [approval]).get(approval.id)
             if args.json:
-                output.out.text(safe_json(approval.model_dump(mode="json")))
+                shown = approval.model_dump(mode="json")
+                output.out.text(safe_json(shown | ({"stranded": why} if why else {})))
             else:
                 output.out.question(
                     approval_detail_lines(approval, when=format_when(approval.created_at))
                 )
+                if why:
+                    output.out.line(line(("warn", "Nobody resumes it: "), why))
             return ExitCode.OK
         if args.action == "recover":
             try:
@@ -464,6 +481,25 @@ def _approvals(args: argparse.Namespace, output: Output) -> int:
             f"run-repl: approval {approval.id} belongs to a run on host {approval.host!r}: "
             f"pass --host {approval.host}"
         )
+        if args.action == "resume":
+            if not here:
+                raise wrong_host
+            try:  # the decisions recorded on its batch, carried out here (claimed: once)
+                resumed = asyncio.run(
+                    resume_decided(
+                        ws.store,
+                        ws.runner,
+                        ws.host.functions,
+                        approval.id,
+                        resumer=approver_name(ws.settings.approvals.name),
+                    )
+                )
+                result = result_of(Dispatched(resumed.approvals, None, resumed))
+            except (ApprovalConflict, StoreError) as exc:
+                output.err.line(styled("error", f"run-repl: {exc}"))
+                return ExitCode.ERROR
+            output.warnings(resumed.warnings)
+            return _decided_here(args, ws, output, approval, result)
 
         def queued(q: Any) -> None:
             output.err.line(
@@ -553,6 +589,7 @@ def _resumes_elsewhere(args: argparse.Namespace, ws: Any, output: Output, done: 
             timeout_s=WAIT_S,
             here=ws.executor_id,
             can_resume_here=first.host == ws.host.name,  # else its host functions are another's
+            on_stranded=lambda why: output.err.line(styled("warn", f"run-repl: {why}")),
         )
     )
     if result is None:

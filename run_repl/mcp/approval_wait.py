@@ -28,6 +28,7 @@ from ..present.approvals import describe_state
 from ..present.sanitize import safe
 from ..sandbox.result import RunResult
 from ..store import PendingApproval, Store
+from ..store.approvals.dispatch import stranded
 from ..store.approvals.flow import wait_for_approvals_change
 from .tool_errors import APPROVAL_NOT_FOUND, RUN_NOT_FOUND, ToolError, edit
 
@@ -43,7 +44,8 @@ class Standing:
 
     `waiting`: `approvals` are the open ones it waits on and `result` the
     latest interrupted run (None when only approval ids were given and the
-    history does not have it). `done`: `result` is the final result.
+    history does not have it), and `note`, when one is decided and no live process
+    can resume it, why and what to do. `done`: `result` is the final result.
     `ended`: it ended without a result a model can read (recovered, failed,
     or its resumed run is no longer in the history): `note` says why."""
 
@@ -59,6 +61,7 @@ class Standing:
             self.status,
             self.run_id,
             tuple((a.id, a.state()) for a in self.approvals),
+            self.note,
         )
 
 
@@ -129,6 +132,14 @@ def standing_of_approvals(store: Store, ids: list[str], principal: str | None = 
     return _follow(store, None, ids, None)
 
 
+def _waiting(
+    store: Store, run_id: str | None, still_open: list[PendingApproval], result: RunResult | None
+) -> Standing:
+    nobody = stranded(store, still_open)  # decided, but no live process resumes it
+    note = "; ".join(f"{i}: {why}" for i, why in nobody.items()) or None
+    return Standing("waiting", run_id, still_open, result, note)
+
+
 def _follow(store: Store, result: RunResult | None, ids: list[str], run_id: str | None) -> Standing:
     for _ in range(MAX_STEPS):
         rows = [a for a in (store.get_approval(i) for i in ids) if a is not None]
@@ -142,7 +153,7 @@ def _follow(store: Store, result: RunResult | None, ids: list[str], run_id: str 
             following = _result_of(record.envelope) if record is not None else None
             if following is None:
                 if still_open:
-                    return Standing("waiting", run_id, still_open, result, None)
+                    return _waiting(store, run_id, still_open, result)
                 return Standing(
                     "ended",
                     latest.resumed_run_id,
@@ -159,11 +170,11 @@ def _follow(store: Store, result: RunResult | None, ids: list[str], run_id: str 
             result, ids, run_id = following, next_ids, following.run_id
             continue
         if still_open:
-            return Standing("waiting", run_id, still_open, result, None)
+            return _waiting(store, run_id, still_open, result)
         notes = "; ".join(f"{a.id} {describe_state(a)}" for a in rows)
         return Standing("ended", run_id, rows, result, f"it ended without a result: {notes}")
     open_rows = [a for a in (store.get_approval(i) for i in ids) if a is not None and not a.final]
-    return Standing("waiting", run_id, open_rows, result, None)
+    return _waiting(store, run_id, open_rows, result)
 
 
 def resuming(state: Standing) -> bool:
@@ -203,6 +214,8 @@ def waiting_message(state: Standing, approve_command: Callable[[str], str]) -> s
             parts.append(f"{call_text(a)} was decided: the run is resuming ({describe_state(a)})")
         else:
             parts.append(f"{call_text(a)}: {describe_state(a)}")
+    if state.note:  # nobody can resume a decided one: the person must act
+        parts.append(f"nobody resumes it: {state.note}")
     return "; ".join(parts)
 
 

@@ -8,6 +8,11 @@
 Keys live in the store (the team's PostgreSQL for servers of a team), per
 principal, for a day. A run that never started (RUN_BUSY, a failure before
 it) gives its key back, so a retry runs it.
+
+A key's holder names the server running its run (its executor id, `key_…@exe_…`):
+a retry that finds that server gone (killed mid-run, its beat stopped for LIVE_S)
+answers RUN_OUTCOME_UNKNOWN within seconds, naming it, and never runs the snippet
+again: its host calls may have happened. Every later retry answers the same.
 """
 
 from __future__ import annotations
@@ -15,15 +20,18 @@ from __future__ import annotations
 import asyncio
 import hashlib
 import secrets
+import time
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
 
 from ..sandbox.result import RunResult
 from ..store import RunKey, Store
+from ..store.executors import Executor
 from .tool_errors import ToolError, edit
 
 KEY_KEPT_S = 24 * 3600
 POLL_S = 0.25
+HOLDER_LOOK_S = 1.0  # how often a waiting retry asks whether the run's server still lives
 IDEMPOTENCY_KEY_REUSED = "IDEMPOTENCY_KEY_REUSED"
 RUN_OUTCOME_UNKNOWN = "RUN_OUTCOME_UNKNOWN"
 LOCAL_OWNER = ""  # stdio and --no-auth: one owner, the person's own setup
@@ -49,11 +57,14 @@ class Reservation:
         self.store.settle_run_key(self.owner, self.key, holder=self.holder, run_id=run_id)
 
 
-def reserve(store: Store, owner: str | None, key: str, code: str) -> Reservation | RunKey:
+def reserve(
+    store: Store, owner: str | None, key: str, code: str, executor: str | None = None
+) -> Reservation | RunKey:
     """This call's reservation, or the key as an earlier call left it (blocking).
-    ToolError when the key was used for another snippet."""
+    `executor`: this server's executor id, kept in the holder so a retry elsewhere can
+    tell its server died. ToolError when the key was used for another snippet."""
     who = owner or LOCAL_OWNER
-    holder = "key_" + secrets.token_hex(8)
+    holder = "key_" + secrets.token_hex(8) + (f"@{executor}" if executor else "")
     digest = source_digest(code)
     row = store.reserve_run_key(who, key, digest, holder=holder, max_age_s=KEY_KEPT_S)
     if row.digest != digest:
@@ -72,6 +83,49 @@ def reserve(store: Store, owner: str | None, key: str, code: str) -> Reservation
     return row
 
 
+def holder_gone(store: Store, row: RunKey) -> Executor | str | None:
+    """The server running the key's run, when it is gone (its registry row, not live;
+    or its label-less id when its row is gone too); None while it lives, or when the
+    holder names no server (a store in memory: nobody else can retry there)."""
+    _, _, executor_id = row.holder.partition("@")
+    if not executor_id:
+        return None
+    found = store.get_executor(executor_id)
+    if found is None:
+        return executor_id
+    return None if found.live else found
+
+
+def _server_gone(row: RunKey, gone: Executor | str) -> ToolError:
+    if isinstance(gone, Executor):
+        seen = time.strftime("%H:%M:%S UTC", time.gmtime(gone.seen_at))
+        who = f"{gone.label} ({gone.id}), last seen at {seen}"  # the same on every retry
+    else:
+        who = f"server {gone}, no longer registered"
+    return ToolError(
+        RUN_OUTCOME_UNKNOWN,
+        f"The first call with idempotency_key {row.key!r} started its run on {who}: that "
+        "server stopped before the run reported back, so the run's host calls may or may "
+        "not have run. run-repl did not run the snippet again and will not under this key "
+        "(every retry with it answers this).",
+        {
+            "type": "run_again",
+            "why": "Tell the person the run's outcome is unknown and ask them to check what "
+            "its host calls would have done; only if it still needs doing, call run again "
+            "with a new idempotency_key.",
+        },
+    )
+
+
+def _never_started(row: RunKey) -> ToolError:
+    return ToolError(
+        RUN_OUTCOME_UNKNOWN,
+        f"The first call with idempotency_key {row.key!r} did not start its run "
+        "(RUN_BUSY or a failure before it ran): nothing ran.",
+        {"type": "retry", "why": "Call run again with the same idempotency_key."},
+    )
+
+
 async def run_of(
     store: Store,
     row: RunKey,
@@ -83,7 +137,21 @@ async def run_of(
     still runs, wait for it (up to `wait_s` from when the key was reserved)."""
     loop = asyncio.get_running_loop()
     beat = loop.time() - heartbeat_s  # the first note at once: the caller hears it waits
+    looked = loop.time() - HOLDER_LOOK_S
     while row.run_id is None:
+        if loop.time() - looked >= HOLDER_LOOK_S:
+            looked = loop.time()
+            gone = await asyncio.to_thread(holder_gone, store, row)
+            if gone is not None:
+                # A server stopping on purpose names its runs as it ends: read once more.
+                await asyncio.sleep(HOLDER_LOOK_S)
+                found = await asyncio.to_thread(store.get_run_key, row.owner, row.key)
+                if found is None:
+                    raise _never_started(row)
+                if found.run_id is not None:
+                    row = found
+                    break
+                raise _server_gone(row, gone)
         if row.age_s > wait_s:
             raise ToolError(
                 RUN_OUTCOME_UNKNOWN,
@@ -103,12 +171,7 @@ async def run_of(
         await asyncio.sleep(POLL_S)
         found = await asyncio.to_thread(store.get_run_key, row.owner, row.key)
         if found is None:  # given back (it never ran) and not taken again: nothing to read
-            raise ToolError(
-                RUN_OUTCOME_UNKNOWN,
-                f"The first call with idempotency_key {row.key!r} did not start its run "
-                "(RUN_BUSY or a failure before it ran): nothing ran.",
-                {"type": "retry", "why": "Call run again with the same idempotency_key."},
-            )
+            raise _never_started(row)
         row = found
     record = await asyncio.to_thread(store.get_run, row.run_id)
     result = None
@@ -135,6 +198,7 @@ __all__ = [
     "KEY_KEPT_S",
     "RUN_OUTCOME_UNKNOWN",
     "Reservation",
+    "holder_gone",
     "reserve",
     "run_of",
     "source_digest",

@@ -327,7 +327,12 @@ class RunReplMcp:
         held: Reservation | None = None
         if args.idempotency_key is not None:
             got = await asyncio.to_thread(
-                reserve, self.ws.store, principal, args.idempotency_key, args.code
+                reserve,
+                self.ws.store,
+                principal,
+                args.idempotency_key,
+                args.code,
+                self.ws.executor_id,
             )
             if not isinstance(got, Reservation):  # a retry: the first call's run
                 return await self._rerun(ctx, got)

@@ -38,7 +38,7 @@ from ..present.approvals import approve_command, describe_state
 from ..present.styled import Line, line, styled
 from ..sandbox.result import RunResult
 from ..store import ApprovalConflict, PendingApproval, StoreError
-from ..store.approvals.dispatch import Dispatched, result_of
+from ..store.approvals.dispatch import Dispatched, result_of, stranded
 from ..store.approvals.flow import (
     open_approvals,
     recover,
@@ -109,15 +109,19 @@ class InboxRow:
         )
 
 
-def blocked_reason(approval: PendingApproval, host: str, *, deciding: bool = False) -> str | None:
-    """Why this IDE cannot decide `approval` now (None: it can), in one sentence with the way out."""
+def blocked_reason(
+    approval: PendingApproval, host: str, *, deciding: bool = False, stranded: str | None = None
+) -> str | None:
+    """Why this IDE cannot decide `approval` now (None: it can), in one sentence with the
+    way out. `stranded`: it is decided and no live process can resume it (why, what to do)."""
     if deciding:
         return "Your decision on it is being carried out."
     state = approval.state()
     if state == "stuck":
         return f"{describe_state(approval)} R recovers it here."
     if state not in DECIDABLE:
-        return f"It is {describe_state(approval)}."
+        nobody = f" Nobody resumes it: {stranded}." if stranded else ""
+        return f"It is {describe_state(approval)}.{nobody}"
     if approval.host and approval.host != host:
         return (
             f"It belongs to a run on host {approval.host!r} and this IDE runs {host!r}: "
@@ -250,6 +254,8 @@ class ApprovalsInbox:
     approvals: list[PendingApproval] = field(default_factory=list)
     deciding: set[str] = field(default_factory=set)
     """Approvals this IDE decided whose flow is still going (their run resumes)."""
+    stranded: dict[str, str] = field(default_factory=dict)
+    """Decided ones no live process can resume, as last listed: why, and what to do."""
     outcomes: list[Outcome] = field(default_factory=list)
     changed: asyncio.Event = field(default_factory=asyncio.Event)
     """Set each time a new list is in (tests wait on it, never on the clock)."""
@@ -333,6 +339,8 @@ class ApprovalsInbox:
                 due = self._followed_due is not None and time.time() >= self._followed_due
                 if poked or due or version != since or time.monotonic() - listed_at >= RELIST_S:
                     approvals = await asyncio.to_thread(open_approvals, store)
+                    # Decided ones no live process can resume: said, never silent.
+                    self.stranded = await asyncio.to_thread(stranded, store, approvals)
                     followed = await self._read_followed()
                     listed_at = time.monotonic()
                     since = version
@@ -459,7 +467,12 @@ class ApprovalsInbox:
         return sum(1 for a in self.approvals if a.state() in ("pending", "stuck"))
 
     def blocked_reason(self, approval: PendingApproval) -> str | None:
-        return blocked_reason(approval, self.ws.host.name, deciding=approval.id in self.deciding)
+        return blocked_reason(
+            approval,
+            self.ws.host.name,
+            deciding=approval.id in self.deciding,
+            stranded=self.stranded.get(approval.id),
+        )
 
     # ------------------------------------------------------------------ deciding
     def decide(self, approval: PendingApproval, approved: bool) -> None:

@@ -11,10 +11,12 @@ from __future__ import annotations
 
 import json
 import os
+import queue
 import re
 import signal
 import subprocess
 import sys
+import threading
 import time
 from collections.abc import Callable, Iterator
 from pathlib import Path
@@ -318,3 +320,105 @@ def test_wait_resumes_here_when_the_server_it_was_left_to_is_gone_before_it_bega
     assert value["launched"] == "apollo" and value["pid"] != pid_of(server)
     assert team.launches() == [("apollo", value["pid"])]
     assert team.approval(approval_id).status == "approved"
+
+
+def _left_to_a_dead_server(team: Team) -> tuple[str, Executor]:
+    """A decision recorded for a serve that then dies before it began: no other process
+    of the host is running. The approval id and the dead server."""
+    server = team.serve()
+    [proc] = team.serves
+    approval_id = team.pause()
+    os.kill(pid_of(server), signal.SIGSTOP)  # live a few seconds more, takes nothing
+    try:
+        approved = team.cli("approvals", "approve", approval_id)
+    finally:
+        os.kill(pid_of(server), signal.SIGKILL)
+        proc.wait(timeout=BOUND_S)
+    assert approved.returncode == 0, approved.stderr
+    assert f"resumes on {server.label}" in approved.stderr
+    team.until(lambda: not any(e.live for e in team.executors()), "the server to read gone")
+    return approval_id, server
+
+
+STRANDED = "no live process with host"
+
+
+def test_a_decision_left_to_a_dead_server_says_so_everywhere_and_resume_runs_it_here(
+    any_team: Team,
+) -> None:
+    team = any_team
+    approval_id, server = _left_to_a_dead_server(team)
+    shown = team.cli("approvals", "show", approval_id)
+    listed = team.cli("approvals", "list")
+    as_json = team.cli("approvals", "list", "--json")
+    for said in (shown, listed):
+        assert said.returncode == 0, said.stderr
+        assert STRANDED in said.stdout, said.stdout
+        assert server.label in said.stdout  # who it was left to
+        assert "run-repl serve" in said.stdout  # what to do: a server with the host...
+        assert f"run-repl approvals resume {approval_id}" in said.stdout  # ...or resume here
+    [row] = json.loads(as_json.stdout)
+    assert STRANDED in row["stranded"]
+    # The MCP server's approval_status and progress words say it too (its host is another).
+    from run_repl.mcp.approval_wait import standing_of_approvals, waiting_message
+
+    store = team.store()
+    try:
+        state = standing_of_approvals(store, [approval_id])
+    finally:
+        store.close()
+    assert state.status == "waiting" and state.note and STRANDED in state.note
+    assert STRANDED in waiting_message(state, lambda i: f"run-repl approvals approve {i}")
+    resumed = team.cli("approvals", "resume", approval_id)
+    assert resumed.returncode == 0, resumed.stderr
+    value = json.loads(resumed.stdout)
+    assert value["launched"] == "apollo" and value["pid"] != pid_of(server)
+    assert team.launches() == [("apollo", value["pid"])]  # once, here
+    assert team.approval(approval_id).status == "approved"
+    again = team.cli("approvals", "resume", approval_id)
+    assert again.returncode != 0 and "approved" in again.stderr  # final: nothing runs twice
+    assert len(team.launches()) == 1
+
+
+def test_wait_without_the_host_says_nobody_can_resume_and_a_serve_started_later_takes_it(
+    team: Team,
+) -> None:
+    server = team.serve()
+    [proc] = team.serves
+    approval_id = team.pause()
+    os.kill(pid_of(server), signal.SIGSTOP)
+    # A person's laptop without the host: its `--wait` can only follow.
+    waiting = subprocess.Popen(
+        forked_cli.command(
+            "approvals", "approve", approval_id, "--wait", "--data-dir", str(team.data)
+        ),
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+        env=team.env(),
+    )
+    said: queue.Queue[str] = queue.Queue()
+    assert waiting.stderr is not None
+    reader = threading.Thread(target=lambda: [said.put(x) for x in waiting.stderr], daemon=True)
+    reader.start()
+    try:
+        first = said.get(timeout=BOUND_S)
+        assert f"resumes on {server.label}" in first, first
+        os.kill(pid_of(server), signal.SIGKILL)
+        proc.wait(timeout=BOUND_S)
+        heard = said.get(timeout=BOUND_S)  # it does not wait silently
+        assert STRANDED in heard and "run-repl serve" in heard, heard
+        assert f"run-repl approvals resume {approval_id}" in heard
+        later = team.serve()  # any eligible process that appears takes it
+        assert waiting.stdout is not None
+        waiting.wait(timeout=BOUND_S)
+        out = waiting.stdout.read()
+    finally:
+        if waiting.poll() is None:
+            waiting.kill()
+            waiting.wait(timeout=BOUND_S)
+    reader.join(timeout=BOUND_S)
+    rest = "".join(said.queue)
+    assert waiting.returncode == 0, rest
+    assert json.loads(out) == {"launched": "apollo", "pid": pid_of(later)}
+    assert team.launches() == [("apollo", pid_of(later))]

@@ -464,6 +464,9 @@ def test_why_an_approval_cannot_be_decided_here() -> None:
     assert "run-repl approvals approve int_1 --host bank.py" in other
     queued = approval(decision="approve", decided_by="bob")
     assert "queued: approve by bob" in (blocked_reason(queued, "demo") or "")
+    why = "decided, but no live process with host 'demo' ... `run-repl approvals resume int_1`"
+    nobody = blocked_reason(queued, "demo", stranded=why) or ""
+    assert "queued: approve by bob" in nobody and why in nobody  # not silent
 
 
 def test_outcome_lines_say_what_the_resume_did() -> None:

@@ -16,12 +16,19 @@ In cases 1 and 2 the decision is recorded (`record_decisions`, no claim) and thi
 returns at once; the executor's loop (`resumer.py`), woken by the store's change
 watch, claims and resumes it. `follow` waits for the outcome (the CLI's `--wait`),
 and resumes here itself if the executor it was left to is gone before it began.
+
+A decision left to an executor that died before it began, with no other live
+process of its host, is never silent: `stranded` says so, with what to do (start
+`run-repl serve` with the host, or `run-repl approvals resume ID` where the host is),
+for everyone who looks or waits (`approvals list/show`, `--wait`, the MCP
+approval_status, the inbox); any eligible process that appears later takes it.
 """
 
 from __future__ import annotations
 
 import asyncio
 import secrets
+import time
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from typing import Any
@@ -64,6 +71,49 @@ def resumes_where(
         if e.id != here and e.kind in TAKES_ANY and e.functions == digest:
             return e
     return None
+
+
+def stranded_words(store: Store, approval: PendingApproval) -> str:
+    """Why nobody resumes a decided `approval`, and what to do (one sentence)."""
+    gone = store.get_executor(approval.resume_by) if approval.resume_by else None
+    if gone is None:  # the last server of its host that could have: where it was left
+        digest = manifest_digest_of(approval.continuation)
+        gone = next(
+            (
+                e
+                for e in store.list_executors(approval.host)
+                if not e.live and e.kind in TAKES_ANY and e.functions == digest
+            ),
+            None,
+        )
+    left = ""
+    if gone is not None:
+        seen = time.strftime("%H:%M:%S", time.localtime(gone.seen_at))
+        left = f"the last process that could, {gone.label}, is gone since {seen}, and "
+    return (
+        f"decided, but {left}no live process with host {approval.host!r} and the run's "
+        f"host functions is running to resume it: start `run-repl serve --host "
+        f"{approval.host}` on this store (it takes it at once), or resume it where the host "
+        f"is with `run-repl approvals resume {approval.id} --host {approval.host}`"
+    )
+
+
+def stranded(
+    store: Store, approvals: list[PendingApproval], *, here: str | None = None
+) -> dict[str, str]:
+    """Of `approvals`, the decided ones nobody resumes (their batch free, the process
+    that started their run gone, no live server of their host with its host functions),
+    each with `stranded_words`. A blocking read: call off the event loop."""
+    out: dict[str, str] = {}
+    free: dict[str, set[str]] = {}  # host -> its batches free to resume
+    for a in approvals:
+        if a.state() != "queued":
+            continue
+        if a.host not in free:
+            free[a.host] = {r.batch for r in store.resumable(a.host)}
+        if a.batch in free[a.host] and resumes_where(store, a, here=here) is None:
+            out[a.id] = stranded_words(store, a)
+    return out
 
 
 @dataclass
@@ -168,6 +218,7 @@ async def follow(
     approver: str | None = None,
     here: str | None = None,
     can_resume_here: bool = True,
+    on_stranded: Callable[[str], Any] | None = None,
     **run_kwargs: Any,
 ) -> RunResult | None:
     """Wait (on the store's change watch) until the decided approvals are final; the
@@ -175,24 +226,30 @@ async def follow(
     the history does not have it). If no live executor can resume the run any more
     (the one it was left to died before it began), it is resumed here, unless this
     process has not the run's host (`can_resume_here` False): then it waits on, and the
-    decision stays for the next executor."""
+    decision stays for the next executor, and `on_stranded` hears why nobody resumes it
+    and what to do (once each time that becomes so)."""
     if done.resolution is not None:
         return done.result
     ids = [a.id for a in done.approvals]
     loop = asyncio.get_running_loop()
     deadline = loop.time() + timeout_s
     version = await asyncio.to_thread(store.approvals_version)
+    told = False
     while True:
         rows = await asyncio.to_thread(lambda: [store.get_approval(i) for i in ids])
         found = [a for a in rows if a is not None]
         if found and all(a.final for a in found):
             return await asyncio.to_thread(flow._stored_result, store, found)
         free = [a for a in found if a.state() == "queued"]
-        if (
-            free
-            and can_resume_here
-            and await asyncio.to_thread(resumes_where, store, free[0], here=here) is None
-        ):
+        nobody = bool(free) and (
+            await asyncio.to_thread(resumes_where, store, free[0], here=here) is None
+        )
+        if nobody and not can_resume_here:
+            words = await asyncio.to_thread(stranded, store, free, here=here)
+            if words and not told and on_stranded is not None:
+                on_stranded(next(iter(words.values())))
+            told = bool(words)
+        if nobody and can_resume_here:
             try:
                 resumed = await flow.resume_decided(
                     store,
@@ -221,4 +278,6 @@ __all__ = [
     "follow",
     "result_of",
     "resumes_where",
+    "stranded",
+    "stranded_words",
 ]

@@ -7,7 +7,7 @@ from __future__ import annotations
 
 import threading
 import time
-from collections.abc import Iterable, Iterator
+from collections.abc import Iterable, Iterator, Sequence
 from contextlib import contextmanager
 
 from ...sandbox.wire.result_store import MemoryResultStore, StoredItems
@@ -120,7 +120,9 @@ class MemoryStore(ApprovalClaims, MemoryExecutors):
         return self.values.get_chunks(ref, first, last)
 
     # ------------------------------------------------------------------ runs
-    def record_run(self, run: RunRecord) -> None:
+    def record_run(self, run: RunRecord, values: Sequence[StoredItems] = ()) -> None:
+        for stored in values:  # nothing here outlives the process: no transaction to share
+            self.values.put_items(stored)
         envelope, cut = fit_envelope(run.envelope, self.max_envelope_bytes)
         kept = run.model_copy(
             update={

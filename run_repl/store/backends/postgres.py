@@ -33,7 +33,7 @@ import math
 import random
 import secrets
 import time
-from collections.abc import Callable, Iterable, Iterator
+from collections.abc import Callable, Iterable, Iterator, Sequence
 from contextlib import contextmanager
 from functools import partial
 from typing import Any, TypeVar
@@ -80,6 +80,7 @@ from ._sql import (
     approval_update,
     approvals_where,
     get_run_sql,
+    inline_chunks,
     lapsed_sql,
     list_runs_sql,
     pg_text,
@@ -132,6 +133,20 @@ def _approval_params(a: PendingApproval) -> dict[str, Any]:
 
 
 EVICT_PAGE = 500  # rows an eviction reads at a time, oldest first
+_STALE_CHUNKS = "stale AS (DELETE FROM result_chunks WHERE ref = ANY(%(refs)s))"
+_RESULT_COLUMNS = (
+    "ref",
+    "kind",
+    "path",
+    "total",
+    "chunk_items",
+    "rest",
+    "run_id",
+    "bytes",
+    "created_at",
+    "used_at",
+    "inline_chunks",
+)
 
 
 def _counter(conn: psycopg.Connection, name: str) -> int:
@@ -519,45 +534,85 @@ class PostgresStore(ApprovalClaims, SqlExecutors):
     def put_items(self, stored: StoredItems) -> None:
         def write(conn: psycopg.Connection) -> None:
             with conn.transaction():
-                conn.execute("DELETE FROM results WHERE ref = %s", (stored.ref,))
-                # Stamped by the server's clock, so every machine ages a value alike: the
-                # value's age so far is a difference of this machine's clock (no skew in it).
-                conn.execute(
-                    "INSERT INTO results (ref, kind, path, total, chunk_items, rest, run_id, "
-                    f"bytes, created_at, used_at) VALUES (%s, %s, %s, %s, %s, %s, %s, %s, "
-                    f"{_SERVER_NOW} - %s, {_SERVER_NOW})",
-                    (
-                        stored.ref,
-                        stored.kind,
-                        pg_text(stored.path),
-                        stored.total,
-                        stored.chunk_items,
-                        dumps(stored.rest) if stored.rest is not None else None,
-                        stored.run_id,
-                        stored.size,
-                        max(0.0, time.time() - stored.created_at),
-                    ),
-                )
-                with conn.cursor() as cur:
-                    with cur.copy(
-                        "COPY result_chunks (ref, idx, data) FROM STDIN (FORMAT BINARY)"
-                    ) as copy:
-                        copy.set_types(["text", "int4", "bytea"])
-                        for i, text in enumerate(stored.chunks):
-                            copy.write_row((stored.ref, i, text.encode("utf-8", "surrogatepass")))
-                self._evict(conn, keep=stored.ref)
+                stale, insert, params = self._values_upsert([stored])
+                conn.execute(f"WITH {stale} {insert}", params)
+                self._copy_chunks(conn, [stored])
+                totals = self._totals(conn)
+                self._evict(conn, {stored.ref}, totals)
 
         self._call(write)  # the same rows again if it is retried
 
-    def _evict(self, conn: psycopg.Connection, keep: str) -> None:
-        victims = [
-            ref
-            for (ref,) in conn.execute(
-                aged_values_sql(f"{_SERVER_NOW_STABLE} - %(max_age)s", POSTGRES),
-                {"max_age": self.max_age_s, "keep": keep},
+    @staticmethod
+    def _values_upsert(values: Sequence[StoredItems]) -> tuple[str, str, dict[str, Any]]:
+        """The `results` rows of `values` (an upsert), and the WITH entry that deletes the
+        chunk rows an earlier write of the same refs left (a retry writes the same rows):
+        one statement. A small value's chunks are in its row (`inline_chunks`), a big
+        one's chunk rows are left to `_copy_chunks`.
+        Stamped by the server's clock, so every machine ages a value alike: the value's
+        age so far is a difference of this machine's clock (no skew in it)."""
+        params: dict[str, Any] = {"refs": [v.ref for v in values]}
+        rows = []
+        for n, v in enumerate(values):
+            params.update(
+                {
+                    f"v{n}_ref": v.ref,
+                    f"v{n}_kind": v.kind,
+                    f"v{n}_path": pg_text(v.path),
+                    f"v{n}_total": v.total,
+                    f"v{n}_chunk_items": v.chunk_items,
+                    f"v{n}_rest": dumps(v.rest) if v.rest is not None else None,
+                    f"v{n}_run_id": v.run_id,
+                    f"v{n}_bytes": v.size,
+                    f"v{n}_age": max(0.0, time.time() - v.created_at),
+                    f"v{n}_inline": inline_chunks(v),
+                }
             )
-        ]
-        total = _counter(conn, "results_bytes")
+            rows.append(
+                f"(%(v{n}_ref)s, %(v{n}_kind)s, %(v{n}_path)s, %(v{n}_total)s, "
+                f"%(v{n}_chunk_items)s, %(v{n}_rest)s, %(v{n}_run_id)s, %(v{n}_bytes)s, "
+                f"{_SERVER_NOW} - %(v{n}_age)s, {_SERVER_NOW}, %(v{n}_inline)s::bytea)"
+            )
+        insert = (
+            f"INSERT INTO results ({', '.join(_RESULT_COLUMNS)}) VALUES {', '.join(rows)} "
+            "ON CONFLICT (ref) DO UPDATE SET "
+            + ", ".join(f"{c} = EXCLUDED.{c}" for c in _RESULT_COLUMNS if c != "ref")
+        )
+        return _STALE_CHUNKS, insert, params
+
+    @staticmethod
+    def _copy_chunks(conn: psycopg.Connection, values: Sequence[StoredItems]) -> None:
+        """The chunk rows of the values too big for their own row (none for most runs)."""
+        big = [v for v in values if inline_chunks(v) is None]
+        if not big:
+            return
+        with conn.cursor() as cur:
+            with cur.copy("COPY result_chunks (ref, idx, data) FROM STDIN (FORMAT BINARY)") as copy:
+                copy.set_types(["text", "int4", "bytea"])
+                for v in big:
+                    for i, text in enumerate(v.chunks):
+                        copy.write_row((v.ref, i, text.encode("utf-8", "surrogatepass")))
+
+    def _totals(self, conn: psycopg.Connection) -> tuple[int, int, list[str]]:
+        """What both budgets need, in one statement: the values' and the history's bytes
+        (running counters: a few rows), and the values past their age."""
+        row = conn.execute(
+            "SELECT (SELECT COALESCE(SUM(value), 0) FROM store_counters "
+            "WHERE name = 'results_bytes'), (SELECT COALESCE(SUM(value), 0) FROM "
+            "store_counters WHERE name = 'runs_bytes'), ARRAY("
+            + aged_values_sql(f"{_SERVER_NOW_STABLE} - %(max_age)s")
+            + ")",
+            {"max_age": self.max_age_s},
+        ).fetchone()
+        assert row is not None
+        return int(row[0]), int(row[1]), list(row[2])
+
+    def _evict(
+        self, conn: psycopg.Connection, keep: set[str], totals: tuple[int, int, list[str]]
+    ) -> None:
+        """Values past their age, and the least used while over the byte budget; never
+        those just written (`keep`)."""
+        total, _, aged = totals
+        victims = [ref for ref in aged if ref not in keep]
         if total > self.max_bytes:
             # A server-side cursor: rows come in pages, only as many as the eviction needs.
             with conn.cursor(name="evict_values") as by_use:
@@ -590,12 +645,13 @@ class PostgresStore(ApprovalClaims, SqlExecutors):
             if found is None:
                 return None
             meta, used_ago = found
-            meta.chunks = [
-                bytes(data).decode("utf-8", "surrogatepass")
-                for (data,) in conn.execute(
-                    "SELECT data FROM result_chunks WHERE ref = %s ORDER BY idx", (ref,)
-                )
-            ]
+            if not meta.chunks:  # else kept in its own row
+                meta.chunks = [
+                    bytes(data).decode("utf-8", "surrogatepass")
+                    for (data,) in conn.execute(
+                        "SELECT data FROM result_chunks WHERE ref = %s ORDER BY idx", (ref,)
+                    )
+                ]
             self._touch(conn, ref, used_ago)
             return meta
 
@@ -607,6 +663,9 @@ class PostgresStore(ApprovalClaims, SqlExecutors):
             if found is None:
                 return None
             meta, used_ago = found
+            if meta.chunks:  # kept in its own row
+                self._touch(conn, ref, used_ago)
+                return meta, meta.chunks[first : last + 1]
             chunks = [
                 bytes(data).decode("utf-8", "surrogatepass")
                 for (data,) in conn.execute(
@@ -625,12 +684,14 @@ class PostgresStore(ApprovalClaims, SqlExecutors):
         return self._call(lambda conn: _counter(conn, "results_bytes"))
 
     # ------------------------------------------------------------------ runs
-    def record_run(self, run: RunRecord) -> None:
+    def record_run(self, run: RunRecord, values: Sequence[StoredItems] = ()) -> None:
+        """Keep a run, and `values` (the value and logs its result names) in the same
+        transaction, the small ones in the same statement as the run's row."""
         row = run_row(run, self.max_envelope_bytes, POSTGRES)
         # How long ago it started, by this machine's clock (a difference: no skew in it),
         # written as a time of the server's clock: every machine orders alike.
         row["started_at"] = max(0.0, time.time() - run.started_at)
-        upsert = sql.SQL(
+        upsert: sql.Composable = sql.SQL(
             "INSERT INTO runs ({}) VALUES ({}) ON CONFLICT (id) DO UPDATE SET {}"
         ).format(
             sql.SQL(", ").join(map(sql.Identifier, row)),
@@ -644,21 +705,38 @@ class PostgresStore(ApprovalClaims, SqlExecutors):
                 sql.SQL("{0} = EXCLUDED.{0}").format(sql.Identifier(c)) for c in row if c != "id"
             ),
         )
+        params: dict[str, Any] = dict(row)
+        if values:
+            stale, insert, value_params = self._values_upsert(values)
+            # The values' rows and the run's: one statement (data-modifying WITH entries).
+            upsert = sql.SQL("WITH {}, kept AS ({}) {}").format(
+                sql.SQL(stale),  # type: ignore[arg-type]  # built from our own names
+                sql.SQL(insert),  # type: ignore[arg-type]
+                upsert,
+            )
+            params.update(value_params)
 
         def write(conn: psycopg.Connection) -> None:
             with conn.transaction():
-                conn.execute(upsert, row)
+                conn.execute(upsert, params)
+                self._copy_chunks(conn, values)
                 if run.resumed_from:  # the paused run it resumed says what it became
                     conn.execute(
                         set_resumed_as_sql(POSTGRES),
                         {"id": run.id, "resumed_from": run.resumed_from},
                     )
-                self._evict_runs(conn, keep=run.id)
+                if values:
+                    totals = self._totals(conn)
+                    self._evict(conn, {v.ref for v in values}, totals)
+                    self._evict_runs(conn, keep=run.id, total=totals[1])
+                else:
+                    self._evict_runs(conn, keep=run.id)
 
-        self._call(write)
+        self._call(write)  # the same rows again if it is retried
 
-    def _evict_runs(self, conn: psycopg.Connection, keep: str) -> None:
-        total = _counter(conn, "runs_bytes")
+    def _evict_runs(self, conn: psycopg.Connection, keep: str, total: int | None = None) -> None:
+        if total is None:
+            total = _counter(conn, "runs_bytes")
         if total <= self.max_history_bytes:
             return
         # Down to the low-water mark: the next runs fit without evicting again.

@@ -358,3 +358,60 @@ async def test_an_mcp_run_writes_its_value_with_its_history_row(
                 other.close()
         assert puts == [] and recorded == [{data["value_ref"], data["logs_ref"]}]
         assert ws.runner._writes == []
+
+
+def test_runs_recorded_with_their_values_keep_the_history_budget(durable_spec: str) -> None:
+    from run_repl.store.records import RunRecord
+
+    budget = 4000
+    store = open_spec(durable_spec, max_history_bytes=budget)
+    try:
+        for n in range(30):
+            small = value(f"res_{n:016d}", [numbers(0, 10)])
+            run = RunRecord(
+                id=f"run_{n}", status="ok", source="x" * 200, value_ref=small.ref, envelope={}
+            )
+            store.record_run(run, values=[small])
+            (held,) = rows(durable_spec, "SELECT COALESCE(SUM(bytes), 0) FROM runs")[0]
+            assert store.history_bytes() == held <= budget  # type: ignore[attr-defined]
+            assert store.stored_bytes() == held_bytes(durable_spec)  # type: ignore[attr-defined]
+        assert store.get_run("run_29") is not None and store.get_run("run_0") is None
+        # The values have a budget of their own: those of evicted runs stay.
+        assert page_of(store, f"res_{0:016d}", 0, 1).items == [0]
+    finally:
+        store.close()
+
+
+async def test_a_workspace_run_of_a_small_value_is_one_statement_on_postgres(
+    postgres_spec: str, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The run's value and history row, and what the budgets need: one statement, no
+    transaction of its own (where a value was a transaction of seven and its row four)."""
+    import psycopg
+
+    store = open_spec(postgres_spec)
+    ws = _workspace(store, tmp_path)
+    try:
+        await ws.run("return 0")  # the worker and the pool, warm
+        sent: list[str] = []
+        transactions: list[int] = []
+        real_execute, real_transaction = psycopg.Cursor.execute, psycopg.Connection.transaction
+
+        def execute(self: Any, query: Any, *args: Any, **kwargs: Any) -> Any:
+            if str(query):  # not the pool's check of a connection it hands out (an empty query)
+                sent.append(str(query))
+            return real_execute(self, query, *args, **kwargs)
+
+        def transaction(self: Any, *args: Any, **kwargs: Any) -> Any:
+            transactions.append(1)
+            return real_transaction(self, *args, **kwargs)
+
+        monkeypatch.setattr(psycopg.Cursor, "execute", execute)
+        monkeypatch.setattr(psycopg.Connection, "transaction", transaction)
+        result = await ws.run("return 1")
+        monkeypatch.undo()
+        assert result.value == 1 and result.value_ref
+        assert len(sent) == 1 and transactions == [], sent
+        assert page_of(store, result.value_ref, 0, 1).items == [1]
+    finally:
+        store.close()

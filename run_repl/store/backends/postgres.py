@@ -133,6 +133,24 @@ def _approval_params(a: PendingApproval) -> dict[str, Any]:
 
 
 EVICT_PAGE = 500  # rows an eviction reads at a time, oldest first
+
+
+def _run_upsert(row: dict[str, Any]) -> sql.Composable:
+    """A history row's upsert; `started_at` is how long ago, by the server's clock."""
+    return sql.SQL("INSERT INTO runs ({}) VALUES ({}) ON CONFLICT (id) DO UPDATE SET {}").format(
+        sql.SQL(", ").join(map(sql.Identifier, row)),
+        sql.SQL(", ").join(
+            sql.SQL(f"{_SERVER_NOW} - {{}}").format(sql.Placeholder(c))
+            if c == "started_at"
+            else sql.Placeholder(c)
+            for c in row
+        ),
+        sql.SQL(", ").join(
+            sql.SQL("{0} = EXCLUDED.{0}").format(sql.Identifier(c)) for c in row if c != "id"
+        ),
+    )
+
+
 _STALE_CHUNKS = "stale AS (DELETE FROM result_chunks WHERE ref = ANY(%(refs)s))"
 _RESULT_COLUMNS = (
     "ref",
@@ -163,6 +181,17 @@ _SERVER_NOW = "extract(epoch FROM clock_timestamp())::float8"
 # The server's clock as the transaction began: stable, so a comparison with it can use
 # an index (clock_timestamp() is volatile: read again for each row, a scan of the table).
 _SERVER_NOW_STABLE = "extract(epoch FROM now())::float8"
+# What the budgets need after a write, read by the write's own statement (which sees the
+# tables as it began): the values' and the history's running counters, less the rows
+# the write replaces (a retry's: the caller adds what it writes), and the values past
+# their age.
+_BUDGETS = sql.SQL(
+    "SELECT (SELECT COALESCE(SUM(value), 0) FROM store_counters WHERE name = 'results_bytes') "
+    "- (SELECT COALESCE(SUM(bytes), 0) FROM results WHERE ref = ANY(%(refs)s)), "
+    "(SELECT COALESCE(SUM(value), 0) FROM store_counters WHERE name = 'runs_bytes') "
+    "- (SELECT COALESCE(SUM(bytes), 0) FROM runs WHERE id = %(id)s), "
+    f"ARRAY({aged_values_sql(f'{_SERVER_NOW_STABLE} - %(max_age)s')})"
+)
 
 
 def _answer_text(answer: Any) -> str:
@@ -532,15 +561,63 @@ class PostgresStore(ApprovalClaims, SqlExecutors):
 
     # ------------------------------------------------------------------ values
     def put_items(self, stored: StoredItems) -> None:
-        def write(conn: psycopg.Connection) -> None:
-            with conn.transaction():
-                stale, insert, params = self._values_upsert([stored])
-                conn.execute(f"WITH {stale} {insert}", params)
-                self._copy_chunks(conn, [stored])
-                totals = self._totals(conn)
-                self._evict(conn, {stored.ref}, totals)
+        self._write([stored])
 
-        self._call(write)  # the same rows again if it is retried
+    def _write(self, values: Sequence[StoredItems], run: RunRecord | None = None) -> None:
+        """Values, and perhaps the run whose result names them, in one statement that
+        also reads what the budgets need. Values that all fit their own row
+        (INLINE_VALUE_BYTES: most runs) need no transaction of their own: the statement
+        is one, so a run's value, logs and history row are one round trip; a big value
+        adds its chunk rows (COPY) in a transaction with it. An eviction, when a budget
+        is over or a value past its age, follows in a transaction of its own (the rows
+        are durable either way). Safe to run again (a retry after a lost commit): the
+        same rows again, counted once."""
+        entries: list[sql.Composable] = []
+        params: dict[str, Any] = {
+            "refs": [v.ref for v in values],
+            "max_age": self.max_age_s,
+            "id": run.id if run is not None else None,
+        }
+        if values:
+            stale, insert, value_params = self._values_upsert(values)
+            entries += [sql.SQL(stale), sql.SQL(f"kept AS ({insert})")]  # type: ignore[arg-type]  # built from our own names
+            params.update(value_params)
+        run_bytes = 0
+        if run is not None:
+            row = run_row(run, self.max_envelope_bytes, POSTGRES)
+            # How long ago it started, by this machine's clock (a difference: no skew in
+            # it), written as a time of the server's clock: every machine orders alike.
+            row["started_at"] = max(0.0, time.time() - run.started_at)
+            run_bytes = row["bytes"]
+            entries.append(sql.SQL("saved AS ({})").format(_run_upsert(row)))
+            params.update(row)
+            if run.resumed_from:  # the paused run it resumed says what it became
+                entries.append(sql.SQL(f"linked AS ({set_resumed_as_sql(POSTGRES)})"))  # type: ignore[arg-type]
+                params["resumed_from"] = run.resumed_from
+        # Every entry of a WITH sees the table as the statement began: the counters
+        # before this write, less the rows it replaces (a retry's), plus what it adds.
+        statement = sql.SQL("WITH {} {}").format(sql.SQL(", ").join(entries), _BUDGETS)
+        keep = {v.ref for v in values}
+        chunked = any(inline_chunks(v) is None for v in values)
+
+        def write(conn: psycopg.Connection) -> None:
+            if chunked:
+                with conn.transaction():
+                    found = conn.execute(statement, params).fetchone()
+                    self._copy_chunks(conn, values)
+            else:
+                found = conn.execute(statement, params).fetchone()
+            assert found is not None
+            values_total = int(found[0]) + sum(v.size for v in values)
+            runs_total = int(found[1]) + run_bytes
+            aged = [ref for ref in found[2] if ref not in keep]
+            if aged or values_total > self.max_bytes or runs_total > self.max_history_bytes:
+                with conn.transaction():
+                    self._evict(conn, keep, values_total, aged)
+                    if run is not None:
+                        self._evict_runs(conn, keep=run.id, total=runs_total)
+
+        self._call(write)
 
     @staticmethod
     def _values_upsert(values: Sequence[StoredItems]) -> tuple[str, str, dict[str, Any]]:
@@ -592,27 +669,10 @@ class PostgresStore(ApprovalClaims, SqlExecutors):
                     for i, text in enumerate(v.chunks):
                         copy.write_row((v.ref, i, text.encode("utf-8", "surrogatepass")))
 
-    def _totals(self, conn: psycopg.Connection) -> tuple[int, int, list[str]]:
-        """What both budgets need, in one statement: the values' and the history's bytes
-        (running counters: a few rows), and the values past their age."""
-        row = conn.execute(
-            "SELECT (SELECT COALESCE(SUM(value), 0) FROM store_counters "
-            "WHERE name = 'results_bytes'), (SELECT COALESCE(SUM(value), 0) FROM "
-            "store_counters WHERE name = 'runs_bytes'), ARRAY("
-            + aged_values_sql(f"{_SERVER_NOW_STABLE} - %(max_age)s")
-            + ")",
-            {"max_age": self.max_age_s},
-        ).fetchone()
-        assert row is not None
-        return int(row[0]), int(row[1]), list(row[2])
-
-    def _evict(
-        self, conn: psycopg.Connection, keep: set[str], totals: tuple[int, int, list[str]]
-    ) -> None:
-        """Values past their age, and the least used while over the byte budget; never
-        those just written (`keep`)."""
-        total, _, aged = totals
-        victims = [ref for ref in aged if ref not in keep]
+    def _evict(self, conn: psycopg.Connection, keep: set[str], total: int, aged: list[str]) -> None:
+        """Values past their age (`aged`), and the least used while over the byte
+        budget; never those just written (`keep`)."""
+        victims = list(aged)
         if total > self.max_bytes:
             # A server-side cursor: rows come in pages, only as many as the eviction needs.
             with conn.cursor(name="evict_values") as by_use:
@@ -686,53 +746,8 @@ class PostgresStore(ApprovalClaims, SqlExecutors):
     # ------------------------------------------------------------------ runs
     def record_run(self, run: RunRecord, values: Sequence[StoredItems] = ()) -> None:
         """Keep a run, and `values` (the value and logs its result names) in the same
-        transaction, the small ones in the same statement as the run's row."""
-        row = run_row(run, self.max_envelope_bytes, POSTGRES)
-        # How long ago it started, by this machine's clock (a difference: no skew in it),
-        # written as a time of the server's clock: every machine orders alike.
-        row["started_at"] = max(0.0, time.time() - run.started_at)
-        upsert: sql.Composable = sql.SQL(
-            "INSERT INTO runs ({}) VALUES ({}) ON CONFLICT (id) DO UPDATE SET {}"
-        ).format(
-            sql.SQL(", ").join(map(sql.Identifier, row)),
-            sql.SQL(", ").join(
-                sql.SQL(f"{_SERVER_NOW} - {{}}").format(sql.Placeholder(c))
-                if c == "started_at"
-                else sql.Placeholder(c)
-                for c in row
-            ),
-            sql.SQL(", ").join(
-                sql.SQL("{0} = EXCLUDED.{0}").format(sql.Identifier(c)) for c in row if c != "id"
-            ),
-        )
-        params: dict[str, Any] = dict(row)
-        if values:
-            stale, insert, value_params = self._values_upsert(values)
-            # The values' rows and the run's: one statement (data-modifying WITH entries).
-            upsert = sql.SQL("WITH {}, kept AS ({}) {}").format(
-                sql.SQL(stale),  # type: ignore[arg-type]  # built from our own names
-                sql.SQL(insert),  # type: ignore[arg-type]
-                upsert,
-            )
-            params.update(value_params)
-
-        def write(conn: psycopg.Connection) -> None:
-            with conn.transaction():
-                conn.execute(upsert, params)
-                self._copy_chunks(conn, values)
-                if run.resumed_from:  # the paused run it resumed says what it became
-                    conn.execute(
-                        set_resumed_as_sql(POSTGRES),
-                        {"id": run.id, "resumed_from": run.resumed_from},
-                    )
-                if values:
-                    totals = self._totals(conn)
-                    self._evict(conn, {v.ref for v in values}, totals)
-                    self._evict_runs(conn, keep=run.id, total=totals[1])
-                else:
-                    self._evict_runs(conn, keep=run.id)
-
-        self._call(write)  # the same rows again if it is retried
+        statement (and a big value's chunks in its transaction)."""
+        self._write(values, run)
 
     def _evict_runs(self, conn: psycopg.Connection, keep: str, total: int | None = None) -> None:
         if total is None:

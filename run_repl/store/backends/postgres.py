@@ -580,7 +580,7 @@ class PostgresStore(ApprovalClaims, SqlExecutors):
         }
         if values:
             stale, insert, value_params = self._values_upsert(values)
-            entries += [sql.SQL(stale), sql.SQL(f"kept AS ({insert})")]  # type: ignore[arg-type]  # built from our own names
+            entries += [sql.SQL(stale), sql.SQL(f"kept AS ({insert})")]  # our own names only
             params.update(value_params)
         run_bytes = 0
         if run is not None:
@@ -592,7 +592,7 @@ class PostgresStore(ApprovalClaims, SqlExecutors):
             entries.append(sql.SQL("saved AS ({})").format(_run_upsert(row)))
             params.update(row)
             if run.resumed_from:  # the paused run it resumed says what it became
-                entries.append(sql.SQL(f"linked AS ({set_resumed_as_sql(POSTGRES)})"))  # type: ignore[arg-type]
+                entries.append(sql.SQL(f"linked AS ({set_resumed_as_sql(POSTGRES)})"))
                 params["resumed_from"] = run.resumed_from
         # Every entry of a WITH sees the table as the statement began: the counters
         # before this write, less the rows it replaces (a retry's), plus what it adds.

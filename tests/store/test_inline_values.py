@@ -415,3 +415,24 @@ async def test_a_workspace_run_of_a_small_value_is_one_statement_on_postgres(
         assert page_of(store, result.value_ref, 0, 1).items == [1]
     finally:
         store.close()
+
+
+def test_what_fits_the_budgets_is_all_kept(durable_spec: str) -> None:
+    """The budgets count each write once: values and runs that fit stay, the first
+    past the budget makes room."""
+    from run_repl.store.records import RunRecord
+
+    one = value("res_0000000000000000", [numbers(0, 1000)])
+    store = open_spec(durable_spec, max_bytes=one.size * 4 + 1, max_history_bytes=20_000)
+    try:
+        refs = [f"res_{i:016d}" for i in range(4)]
+        for n, ref in enumerate(refs):
+            run = RunRecord(id=f"run_{n}", status="ok", source="s", value_ref=ref, envelope={})
+            store.record_run(run, values=[value(ref, [numbers(0, 1000)])])
+        assert all(store.get_items(r) is not None for r in refs)
+        assert store.stored_bytes() == one.size * 4 == held_bytes(durable_spec)  # type: ignore[attr-defined]
+        assert [r.id for r in store.list_runs()] == ["run_3", "run_2", "run_1", "run_0"]
+        store.put_items(value("res_00000000000000ff", [numbers(0, 1000)]))
+        assert store.get_items(refs[0]) is None and store.get_items("res_00000000000000ff")
+    finally:
+        store.close()

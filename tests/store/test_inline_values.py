@@ -436,3 +436,16 @@ def test_what_fits_the_budgets_is_all_kept(durable_spec: str) -> None:
         assert store.get_items(refs[0]) is None and store.get_items("res_00000000000000ff")
     finally:
         store.close()
+
+
+def test_the_inline_limit_counts_encoded_bytes() -> None:
+    from run_repl.store.backends._sql import chunks_of_inline, inline_chunks
+
+    fits = '["' + "x" * (INLINE_VALUE_BYTES - 5) + '"]'  # with its newline: the limit
+    assert len(fits) + 1 == INLINE_VALUE_BYTES
+    kept = inline_chunks(value("res_1", [fits], total=1))
+    assert kept is not None and chunks_of_inline(kept) == [fits]
+    assert inline_chunks(value("res_2", [fits[:-2] + 'x"]'], total=1)) is None  # a byte over
+    # Characters that take more than a byte count as their bytes.
+    wide = '["' + "é" * ((INLINE_VALUE_BYTES - 5) // 2 + 1) + '"]'
+    assert len(wide) < INLINE_VALUE_BYTES and inline_chunks(value("res_4", [wide], total=1)) is None

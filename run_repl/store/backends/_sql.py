@@ -240,6 +240,9 @@ def inline_chunks(stored: StoredItems) -> bytes | None:
     """A small value's chunks as its `results` row keeps them (`inline_chunks`), or None
     when it goes by chunk rows: each chunk ends with a newline, which JSON text never
     holds raw; UTF-8 with lone surrogates passed (guest strings may hold them)."""
+    # Characters first: a big value (megabytes) is never joined or scanned to find out.
+    if sum(len(c) for c in stored.chunks) + len(stored.chunks) > INLINE_VALUE_BYTES:
+        return None
     if any("\n" in c for c in stored.chunks):
         return None
     data = "".join(c + "\n" for c in stored.chunks).encode("utf-8", "surrogatepass")

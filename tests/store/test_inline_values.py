@@ -155,6 +155,7 @@ def test_the_byte_budget_evicts_inline_values_as_chunked_ones(durable_spec: str)
         refs = [f"res_{i:016d}" for i in range(6)]
         for ref in refs:
             store.put_items(value(ref, [numbers(0, 1000)]))
+            store.settle()  # type: ignore[attr-defined]  # PostgreSQL evicts on a thread
             assert store.stored_bytes() == held_bytes(durable_spec) <= budget  # type: ignore[attr-defined]
         kept = [r for r in refs if store.get_items(r) is not None]
         assert refs[-1] in kept and refs[0] not in kept and len(kept) < len(refs)
@@ -162,10 +163,12 @@ def test_the_byte_budget_evicts_inline_values_as_chunked_ones(durable_spec: str)
         big = value("res_00000000000000d1", [numbers(0, 1000), numbers(1000, 2000)])
         assert big.size > INLINE_VALUE_BYTES and big.size <= budget
         store.put_items(big)
+        store.settle()  # type: ignore[attr-defined]
         assert store.get_items("res_00000000000000d1") is not None
         assert store.stored_bytes() == held_bytes(durable_spec) <= budget  # type: ignore[attr-defined]
         for ref in refs[:3]:
             store.put_items(value(ref, [numbers(0, 1000)]))
+        store.settle()  # type: ignore[attr-defined]
         assert store.get_items("res_00000000000000d1") is None
         assert chunk_rows(durable_spec, "res_00000000000000d1") == 0  # its chunks went with it
     finally:
@@ -181,6 +184,7 @@ def test_an_inline_value_past_its_age_is_gone(durable_spec: str) -> None:
         assert store.get_items("res_00000000000000e1") is None
         assert store.get_chunks("res_00000000000000e1", 0, 0) is None
         store.put_items(value("res_00000000000000e2", [numbers(0, 3)]))  # its write evicts it
+        store.settle()  # type: ignore[attr-defined]
         assert rows(durable_spec, "SELECT ref FROM results") == [("res_00000000000000e2",)]
         assert store.stored_bytes() == held_bytes(durable_spec)  # type: ignore[attr-defined]
     finally:
@@ -372,6 +376,7 @@ def test_runs_recorded_with_their_values_keep_the_history_budget(durable_spec: s
                 id=f"run_{n}", status="ok", source="x" * 200, value_ref=small.ref, envelope={}
             )
             store.record_run(run, values=[small])
+            store.settle()  # type: ignore[attr-defined]
             (held,) = rows(durable_spec, "SELECT COALESCE(SUM(bytes), 0) FROM runs")[0]
             assert store.history_bytes() == held <= budget  # type: ignore[attr-defined]
             assert store.stored_bytes() == held_bytes(durable_spec)  # type: ignore[attr-defined]
@@ -433,6 +438,7 @@ def test_what_fits_the_budgets_is_all_kept(durable_spec: str) -> None:
         assert store.stored_bytes() == one.size * 4 == held_bytes(durable_spec)  # type: ignore[attr-defined]
         assert [r.id for r in store.list_runs()] == ["run_3", "run_2", "run_1", "run_0"]
         store.put_items(value("res_00000000000000ff", [numbers(0, 1000)]))
+        store.settle()  # type: ignore[attr-defined]
         assert store.get_items(refs[0]) is None and store.get_items("res_00000000000000ff")
     finally:
         store.close()
@@ -449,3 +455,42 @@ def test_the_inline_limit_counts_encoded_bytes() -> None:
     # Characters that take more than a byte count as their bytes.
     wide = '["' + "é" * ((INLINE_VALUE_BYTES - 5) // 2 + 1) + '"]'
     assert len(wide) < INLINE_VALUE_BYTES and inline_chunks(value("res_4", [wide], total=1)) is None
+
+
+async def test_a_run_past_a_budget_leaves_the_eviction_to_the_store_s_thread(
+    postgres_spec: str, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Costs that stay flat: the run's path is its one statement even when a budget is
+    full; the eviction (a batch, down to the low-water mark) runs on the store's thread."""
+    import threading
+
+    import psycopg
+
+    store = open_spec(postgres_spec, max_bytes=20_000)
+    ws = _workspace(store, tmp_path)
+    try:
+        for n in range(5):  # ~4 KB each: the budget nearly full
+            store.put_items(value(f"res_{n:016d}", [numbers(0, 1000)]))
+        await ws.run("return 0")  # warm
+        assert store.stored_bytes() <= 20_000  # type: ignore[attr-defined]  # no eviction yet
+        store.settle()  # type: ignore[attr-defined]
+        sent: list[tuple[str, str]] = []
+        real_execute = psycopg.Cursor.execute
+
+        def execute(self: Any, query: Any, *args: Any, **kwargs: Any) -> Any:
+            if str(query):  # not the pool's check of a connection (an empty query)
+                sent.append((threading.current_thread().name, str(query)))
+            return real_execute(self, query, *args, **kwargs)
+
+        monkeypatch.setattr(psycopg.Cursor, "execute", execute)
+        result = await ws.run("return Array.from({ length: 1800 }, (_, i) => i % 10)")
+        on_path = [q for t, q in sent if not t.startswith("run-repl-evict")]
+        store.settle()  # type: ignore[attr-defined]
+        monkeypatch.undo()
+        assert result.value_ref and len(on_path) == 1, on_path
+        evicting = [q for t, q in sent if t.startswith("run-repl-evict")]
+        assert any("DELETE FROM results" in q for q in evicting), evicting
+        assert store.stored_bytes() <= 20_000  # type: ignore[attr-defined]
+        assert page_of(store, result.value_ref, 1799, 1).items == [9]  # spared: just written
+    finally:
+        store.close()

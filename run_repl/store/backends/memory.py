@@ -113,6 +113,9 @@ class MemoryStore(ApprovalClaims, MemoryExecutors):
     def put_items(self, stored: StoredItems) -> None:
         self.values.put_items(stored)
 
+    def settle(self, timeout_s: float = 60.0) -> None:
+        """Nothing to wait for: this store evicts in the transaction of the write."""
+
     def get_items(self, ref: str) -> StoredItems | None:
         return self.values.get_items(ref)
 

@@ -6,6 +6,11 @@ Values by item, the history with its byte budget, approvals with their
 claims, spent continuations: the same rules as the SQLite store (the claim
 rules are `ApprovalClaims`, written once), over a psycopg 3 connection pool.
 
+A run's cost stays flat: its small value and logs (INLINE_VALUE_BYTES) live in
+their own `results` rows, written with its history row in one statement that
+also reads the budgets' running counters; a budget found over is brought down
+to its low-water mark in a batch on the store's own thread, off the run's path.
+
 Exactly once across machines:
 - Each approval operation is one transaction that locks what it reads: an
   advisory lock per batch (taken in a fixed order, so two operations on one
@@ -27,11 +32,13 @@ run-repl is refused ("newer").
 
 from __future__ import annotations
 
+import concurrent.futures
 import json
 import logging
 import math
 import random
 import secrets
+import threading
 import time
 from collections.abc import Callable, Iterable, Iterator, Sequence
 from contextlib import contextmanager
@@ -373,6 +380,10 @@ class PostgresStore(ApprovalClaims, SqlExecutors):
         self.max_envelope_bytes = max_envelope_bytes
         self.reconnect_s = reconnect_s
         self._channel = changes_channel(schema)
+        self._evictor: concurrent.futures.ThreadPoolExecutor | None = None
+        self._evict_lock = threading.Lock()
+        self._evict_queued = False
+        self._spare: tuple[set[str], set[str]] = (set(), set())  # values, runs
         self._outage_since: float | None = None  # when a call last gave up waiting
         self._trouble = False  # a connection was lost: the pool may be reconnecting slowly
         self._closed = False
@@ -549,6 +560,8 @@ class PostgresStore(ApprovalClaims, SqlExecutors):
     def close(self) -> None:
         if self._closed:
             return
+        if self._evictor is not None:  # an eviction under way ends first (its connection)
+            self._evictor.shutdown(wait=True, cancel_futures=True)
         self._closed = True
         self._listener.close()
         self._pool.close()
@@ -612,12 +625,53 @@ class PostgresStore(ApprovalClaims, SqlExecutors):
             runs_total = int(found[1]) + run_bytes
             aged = [ref for ref in found[2] if ref not in keep]
             if aged or values_total > self.max_bytes or runs_total > self.max_history_bytes:
-                with conn.transaction():
-                    self._evict(conn, keep, values_total, aged)
-                    if run is not None:
-                        self._evict_runs(conn, keep=run.id, total=runs_total)
+                self._evict_behind(keep, run.id if run is not None else None)
 
         self._call(write)
+
+    def _evict_behind(self, values: set[str], run_id: str | None) -> None:
+        """Evict on this store's own thread, off the run's path: in batches (down to the
+        low-water mark), so seldom. One eviction waits at a time: it reads the budgets
+        when it starts, so later writes need none of their own; it spares what was
+        written since the last one started."""
+        with self._evict_lock:
+            self._spare[0].update(values)
+            if run_id is not None:
+                self._spare[1].add(run_id)
+            if self._evict_queued or self._closed:
+                return
+            self._evict_queued = True
+            if self._evictor is None:
+                self._evictor = concurrent.futures.ThreadPoolExecutor(
+                    1, thread_name_prefix="run-repl-evict"
+                )
+            self._evictor.submit(self._evict_now)
+
+    def _evict_now(self) -> None:
+        with self._evict_lock:
+            self._evict_queued = False
+            (values, runs), self._spare = self._spare, (set(), set())
+
+        def evict(conn: psycopg.Connection) -> None:
+            with conn.transaction():
+                found = conn.execute(
+                    _BUDGETS, {"refs": [], "id": None, "max_age": self.max_age_s}
+                ).fetchone()
+                assert found is not None
+                total, runs_total = int(found[0]), int(found[1])
+                self._evict(conn, values, total, [r for r in found[2] if r not in values])
+                self._evict_runs(conn, keep=runs, total=runs_total)
+
+        try:
+            self._call(evict)
+        except StoreError as exc:  # the next write over a budget tries again
+            logging.getLogger(__name__).warning("eviction failed: %s", exc)
+
+    def settle(self, timeout_s: float = 60.0) -> None:
+        """Wait for the eviction under way or queued, if any (what a test reads after)."""
+        evictor = self._evictor
+        if evictor is not None and not self._closed:
+            evictor.submit(lambda: None).result(timeout_s)
 
     @staticmethod
     def _values_upsert(values: Sequence[StoredItems]) -> tuple[str, str, dict[str, Any]]:
@@ -749,7 +803,9 @@ class PostgresStore(ApprovalClaims, SqlExecutors):
         statement (and a big value's chunks in its transaction)."""
         self._write(values, run)
 
-    def _evict_runs(self, conn: psycopg.Connection, keep: str, total: int | None = None) -> None:
+    def _evict_runs(
+        self, conn: psycopg.Connection, keep: str | set[str], total: int | None = None
+    ) -> None:
         if total is None:
             total = _counter(conn, "runs_bytes")
         if total <= self.max_history_bytes:

@@ -636,6 +636,9 @@ class SqliteStore(ApprovalClaims, SqlExecutors):
             self._touch(ref)
         return found
 
+    def settle(self, timeout_s: float = 60.0) -> None:
+        """Nothing to wait for: this store evicts in the transaction of the write."""
+
     def stored_bytes(self) -> int:
         """What stored values hold, in bytes (what `max_bytes` counts)."""
         return self._read(lambda db: self._counter(db, "results_bytes"))

@@ -19,6 +19,7 @@ import os
 import secrets
 import shlex
 import tempfile
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from types import TracebackType
@@ -38,6 +39,7 @@ from .sandbox.resume.continuation import (
     load_or_create_secret,
 )
 from .sandbox.runner import Runner, create_runner
+from .sandbox.wire.result_store import StoredItems
 from .sqlite_files import SIDE_FILES
 from .store import STORE_FILE, MemoryStore, Store, StoreError, memory_warning, open_store_or_memory
 from .store.approvals.dispatch import Dispatched, dispatch
@@ -86,10 +88,24 @@ class Workspace:
             return their_on_call(call) if their_on_call is not None else None
 
         kwargs["on_call"] = on_call
-        result = await self.runner.run(source, self.host.functions, **kwargs)
+        # The run's value and logs are written with its history row (one transaction),
+        # before this returns and anyone sees the refs it names.
+        with self.runner.holding_values() as held:
+            try:
+                result = await self.runner.run(source, self.host.functions, **kwargs)
+            except BaseException:
+                self.runner.store_behind(held.close())
+                raise
         returned.append(result)
-        # Off the event loop: a team store may wait for a lost connection to come back.
-        await asyncio.to_thread(self.remember, result, source)
+        values = held.close()
+        try:
+            # Off the event loop: a team store may wait for a lost connection to come back.
+            await asyncio.to_thread(self.remember, result, source, values=values)
+        except BaseException:
+            # Cancelled while remembering (its thread goes on and writes them too: the
+            # same rows again), or worse: the values are not left unwritten.
+            self.runner.store_behind(values)
+            raise
         return result
 
     def remember_late(self, result: RunResult, source: str) -> None:
@@ -100,11 +116,24 @@ class Workspace:
                 f"could not record a late call end in {self.store.location}: {exc}"
             )
 
-    def remember(self, result: RunResult, source: str, owner: str | None = None) -> None:
+    def remember(
+        self,
+        result: RunResult,
+        source: str,
+        owner: str | None = None,
+        values: Sequence[StoredItems] = (),
+    ) -> None:
         """Keep `result` in the history and its approvals in the store; `owner`: the
-        MCP principal whose call it was (only it sees them over MCP)."""
+        MCP principal whose call it was (only it sees them over MCP); `values`: what
+        the result names, held by the runner (`Runner.holding_values`), written in the
+        history row's transaction, or on their own if that fails: in the store either
+        way when this returns."""
+        written = not values
         try:
-            record_run(self.store, result, source=source, host=self.host.name, owner=owner)
+            record_run(
+                self.store, result, source=source, host=self.host.name, owner=owner, values=values
+            )
+            written = True
             save_interrupted(
                 self.store,
                 result,
@@ -115,6 +144,9 @@ class Workspace:
             )
         except Exception as exc:  # the history is a convenience: never lose the result over it
             self.warnings.append(f"could not record the run in {self.store.location}: {exc}")
+        finally:
+            if not written:  # the values the result names, all the same
+                self.runner.store_now(values)
 
     async def decide(self, decisions: dict[str, Any], **kwargs: Any) -> RunResult:
         """Approve (True) or deny (False) pending approvals, and resume their run, as the

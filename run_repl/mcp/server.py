@@ -413,13 +413,18 @@ class RunReplMcp:
         if this call is cancelled (the client went away), stop the run at once, keep it
         in the history as aborted, and let the cancel go on."""
         cancel = asyncio.Event()
-        job = asyncio.ensure_future(
-            self.ws.runner.run(code, self.ws.host.functions, limits=limits, cancel=cancel)
-        )
+        # The run's value and logs are written with its history row (one transaction).
+        with self.ws.runner.holding_values() as holding:
+            job = asyncio.ensure_future(
+                self.ws.runner.run(code, self.ws.host.functions, limits=limits, cancel=cancel)
+            )
 
         def keep(result: RunResult | None) -> None:
+            values = holding.close()
             if result is not None:
-                self.ws.remember(result, code, owner)
+                self.ws.remember(result, code, owner, values=values)
+            else:
+                self.ws.runner.store_now(values)
             if held is not None:  # after the history has it: a retry reads it there
                 try:
                     held.settle(result)
@@ -441,7 +446,11 @@ class RunReplMcp:
         except Exception:
             await asyncio.to_thread(keep, None)
             raise
-        await asyncio.to_thread(keep, result)
+        else:
+            await asyncio.to_thread(keep, result)
+        finally:
+            # A run that outlived its grace stores its own values from here on.
+            self.ws.runner.store_behind(holding.close())
         self._log_warnings()
         return result
 

@@ -15,7 +15,9 @@ import math
 import os
 import secrets
 import time
-from collections.abc import Callable, Iterable, Mapping
+from collections.abc import Callable, Iterable, Iterator, Mapping
+from contextlib import contextmanager
+from contextvars import ContextVar
 from dataclasses import dataclass, field, replace
 from typing import Any, Protocol, runtime_checkable
 
@@ -43,9 +45,40 @@ from .session.session import CallCallback, LogCallback, ResumeGuard, RunSession
 from .session.source_check import check_source
 from .session.spec import RunHooks, RunSpec
 from .wire.codec import a_or_an
-from .wire.result_store import MemoryResultStore, Page, ResultStore, page_of
+from .wire.result_store import MemoryResultStore, Page, ResultStore, StoredItems, page_of
 
 RECENT_BYTES = 256 << 20  # values kept in memory too: recent ones page without a read
+
+
+class HeldValues:
+    """The values (and logs) of runs made under `Runner.holding_values()`, held for the
+    caller to write with the run's history row: one transaction, where a run's value
+    and its row were two. Whoever holds them writes them before the result is named
+    to anyone; `close()` hands over what is held, and a run that stores after it (one
+    that outlived its caller) writes its own values, as it does unheld."""
+
+    def __init__(self) -> None:
+        self._items: list[StoredItems] = []
+        self._closed = False
+        self._lock = threading.Lock()
+
+    def hold(self, items: list[StoredItems]) -> bool:
+        """Keep `items` for the caller; False once closed (the runner writes them)."""
+        with self._lock:
+            if self._closed:
+                return False
+            self._items.extend(items)
+            return True
+
+    def close(self) -> list[StoredItems]:
+        """What is held (the caller writes it now), and nothing held from here on."""
+        with self._lock:
+            self._closed = True
+            items, self._items = self._items, []
+            return items
+
+
+_HELD: ContextVar[HeldValues | None] = ContextVar("run_repl_held_values", default=None)
 
 
 @runtime_checkable
@@ -346,25 +379,50 @@ class Runner:
             for item in stored:
                 self.store.put_items(item)
             return
+        for item in stored:
+            self._recent.put_items(item)
+        held = _HELD.get()
+        if held is not None and held.hold(stored):
+            return  # the caller writes them with the run's history row
         # Durable before named: the result names these refs, and whoever reads it may
         # page them from another process or server (or this one may die right after
         # replying), so the run returns once the store has them. Off the event loop;
         # the copy kept here pages them without a read of the store.
-        for item in stored:
-            self._recent.put_items(item)
-        self._writes = [w for w in self._writes if not w.done()]
-        for item in stored:
+        await asyncio.to_thread(self.store_now, stored)
+
+    def store_now(self, items: Iterable[StoredItems]) -> None:
+        """Write values to the store before returning (a caller that held them and could
+        not write them with the run's row). One whose write fails is not lost over it:
+        this runner still pages it, and the writer tries again behind (flush() waits
+        for it, and says how it went)."""
+        for item in items:
             try:
-                await asyncio.to_thread(self.store.put_items, item)
-            except Exception:
-                # The store failed (a full disk, a server gone longer than it waits):
-                # the result is not lost over it. This runner still pages the value, and
-                # the writer tries again behind (flush() waits for it, and says how it
-                # went).
+                self.store.put_items(item)
+            except Exception:  # a full disk, a server gone longer than it waits
+                self.store_behind([item])
+
+    def store_behind(self, items: Iterable[StoredItems]) -> None:
+        """Write values on the writer's thread (flush() waits for them)."""
+        with self._lock:
+            self._writes = [w for w in self._writes if not w.done()]
+            for item in items:
                 self._writes.append(self._writer().submit(self.store.put_items, item))
 
+    @contextmanager
+    def holding_values(self) -> Iterator[HeldValues]:
+        """Runs started inside (and tasks they start) hold their values for the caller,
+        who writes them with the run's history row (`HeldValues`) and must `close()` it
+        and write what it returns, whatever happens; the runner's own copy pages them
+        meanwhile. The memory store (no history) is written as ever."""
+        held = HeldValues()
+        token = _HELD.set(held)
+        try:
+            yield held
+        finally:
+            _HELD.reset(token)
+
     def _writer(self) -> concurrent.futures.ThreadPoolExecutor:
-        if self._write_pool is None:
+        if self._write_pool is None:  # under self._lock (store_behind)
             self._write_pool = concurrent.futures.ThreadPoolExecutor(
                 1, thread_name_prefix="run-repl-store"
             )
@@ -373,7 +431,8 @@ class Runner:
     def flush(self, timeout: float | None = None) -> None:
         """Wait until every stored value is in the store: a run returns once its values
         are, except those whose write failed then, which are tried again behind."""
-        pending, self._writes = self._writes, []
+        with self._lock:
+            pending, self._writes = self._writes, []
         for write in pending:
             write.result(timeout)
 

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from collections.abc import Iterable
+from collections.abc import Set as AbstractSet
 
 DEFAULT_MAX_BYTES = 1 << 30  # 1 GiB of stored values
 DEFAULT_MAX_AGE_S = 30 * 24 * 3600  # 30 days
@@ -10,6 +11,12 @@ DEFAULT_HISTORY_BYTES = 128 << 20  # the runs table, all runs together
 DEFAULT_ENVELOPE_BYTES = 1 << 20  # one run's envelope in the history
 PREVIEW_BYTES = 16 << 10  # what a history listing loads of a larger envelope
 TOUCH_EVERY_S = 60  # eviction goes by last use; this precision spares a write per page
+INLINE_VALUE_BYTES = 8 << 10
+"""A value (or a run's logs) whose encoded chunks take at most this is kept in its own
+`results` row (one INSERT, no chunk rows, no COPY). A value shown whole in a reply (200
+pretty lines) takes about 1 to 6 KiB, so nearly every such value is inline; past one
+PostgreSQL page (8 KiB) the row would be moved out of line by TOAST anyway, and a COPY's
+fixed cost is small beside the data."""
 
 
 REFUSED = "refused:"  # a store counter's name: runs refused before they started, by code
@@ -26,17 +33,19 @@ def over_budget(
     total: int,
     budget: int,
     *,
-    keep: str,
+    keep: str | AbstractSet[str],
     already: Iterable[str] = (),
 ) -> list[str]:
     """What else goes so that `total` bytes fit `budget`: entries (key, size), oldest
-    first, never `keep`; those `already` going count as freed, not chosen again."""
+    first, never `keep` (a key, or the keys just written together); those `already`
+    going count as freed, not chosen again."""
+    spared = {keep} if isinstance(keep, str) else keep
     gone = set(already)
     chosen: list[str] = []
     for key, size in oldest_first:
         if total <= budget:
             break
-        if key == keep:
+        if key in spared:
             continue
         total -= size
         if key not in gone:
@@ -49,6 +58,7 @@ __all__ = [
     "DEFAULT_HISTORY_BYTES",
     "DEFAULT_MAX_AGE_S",
     "DEFAULT_MAX_BYTES",
+    "INLINE_VALUE_BYTES",
     "PREVIEW_BYTES",
     "REFUSED",
     "TOUCH_EVERY_S",

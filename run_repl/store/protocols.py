@@ -15,11 +15,11 @@ one reading thread, `approvals.watch.PollingWatch`);
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from typing import Protocol, runtime_checkable
 
 from ..sandbox.runner import ContinuationStore
-from ..sandbox.wire.result_store import ResultStore
+from ..sandbox.wire.result_store import ResultStore, StoredItems
 from .executors import ExecutorRegistry
 from .records import Applied, Claim, PendingApproval, Queued, ResumeReport, RunKey, RunRecord
 
@@ -29,9 +29,10 @@ ValueStore = ResultStore  # the engine's protocol: put_items, get_items, get_chu
 
 @runtime_checkable
 class RunHistory(Protocol):
-    def record_run(self, run: RunRecord) -> None:
+    def record_run(self, run: RunRecord, values: Sequence[StoredItems] = ()) -> None:
         """Keep a run (its envelope cut to the history's byte budget; old runs
-        leave when the history is over its total budget)."""
+        leave when the history is over its total budget), and `values` (what its
+        result names: its value and logs) in the same transaction."""
 
     def list_runs(self, limit: int = 50, query: str | None = None) -> list[RunRecord]:
         """Newest first; `query` matches source, status or error code. Rows

@@ -17,6 +17,7 @@ from psycopg import sql
 from store_kinds import AT_ONCE, CHILD_PRELUDE, execute, open_spec, pg_url, release_together
 from tcp_proxy import TcpProxy
 
+from run_repl.sandbox.wire.result_store import StoredItems, page_of
 from run_repl.store import (
     Claim,
     MemoryStore,
@@ -222,12 +223,45 @@ def test_migration_5_from_4_keeps_approvals_not_idempotent_and_resumed_by_anyone
     store.close()
 
 
+def test_migration_6_from_5_reads_old_chunked_values_and_keeps_new_small_ones_inline(
+    postgres_spec: str,
+) -> None:
+    schema = schema_of(postgres_spec)
+    with admin() as conn:
+        migrate(conn, schema, "the test store", target=5)
+        for statement in (
+            "INSERT INTO {}.results VALUES ('res_0000000000000001', 'value', '$', 3, 1000, "
+            "NULL, 'run_1', 7, extract(epoch FROM now()), extract(epoch FROM now()))",
+            "INSERT INTO {}.result_chunks VALUES ('res_0000000000000001', 0, '[1,2,3]'::bytea)",
+        ):
+            conn.execute(sql.SQL(statement).format(sql.Identifier(schema)))
+    store = open_spec(postgres_spec)
+    assert page_of(store, "res_0000000000000001", 0, 10).items == [1, 2, 3]
+    assert store.stored_bytes() == 7  # the counter is untouched
+    store.put_items(StoredItems("res_0000000000000002", "$", 2, ["[4,5]"], run_id="run_1"))
+    assert page_of(store, "res_0000000000000002", 0, 10).items == [4, 5]
+    assert store.stored_bytes() == 7 + 5
+    with admin() as conn:
+        kept = conn.execute(
+            sql.SQL("SELECT ref, inline_chunks IS NULL FROM {}.results ORDER BY ref").format(
+                sql.Identifier(schema)
+            )
+        ).fetchall()
+        chunks = conn.execute(
+            sql.SQL("SELECT ref FROM {}.result_chunks").format(sql.Identifier(schema))
+        ).fetchall()
+    assert kept == [("res_0000000000000001", True), ("res_0000000000000002", False)]
+    assert chunks == [("res_0000000000000001",)]  # the new value has none
+    store.close()
+
+
 TESTED = {
     1: test_migration_1_into_a_schema_an_administrator_made,
     2: test_migration_2_from_1_keeps_runs_and_approvals_ownerless,
     3: test_migration_3_from_2_counts_what_the_history_and_the_values_hold,
     4: test_migration_4_from_3_links_each_paused_run_to_the_run_that_resumed_it,
     5: test_migration_5_from_4_keeps_approvals_not_idempotent_and_resumed_by_anyone,
+    6: test_migration_6_from_5_reads_old_chunked_values_and_keeps_new_small_ones_inline,
 }
 
 

@@ -9,7 +9,7 @@ from pathlib import Path
 
 import pytest
 
-from run_repl.sandbox.wire.result_store import page_of
+from run_repl.sandbox.wire.result_store import StoredItems, page_of
 from run_repl.store import SqliteStore
 from run_repl.store.backends import sqlite as sq
 from run_repl.store.backends.sqlite import DEFAULT_ENVELOPE_BYTES, PREVIEW_BYTES, SCHEMA_VERSION
@@ -226,6 +226,42 @@ def test_migration_8_from_7_keeps_approvals_not_idempotent_and_resumed_by_anyone
     store.close()
 
 
+def test_migration_9_from_8_reads_old_chunked_values_and_keeps_new_small_ones_inline(
+    tmp_path: Path,
+) -> None:
+    db = at_version(tmp_path / "s.sqlite3", 8)
+    now = time.time()
+    # A value kept by chunk rows, as every value was.
+    db.execute(
+        "INSERT INTO results (ref, kind, path, total, chunk_items, rest, run_id, bytes, "
+        "created_at, used_at) VALUES ('res_0000000000000001', 'value', '$', 3, 1000, NULL, "
+        "'run_1', 9, ?, ?)",
+        (now, now),
+    )
+    db.execute("INSERT INTO result_chunks VALUES ('res_0000000000000001', 0, ?)", (b"[1,2,3]",))
+    sq.migrate(db, target=9)
+    db.close()
+    store = SqliteStore(tmp_path / "s.sqlite3")
+    assert page_of(store, "res_0000000000000001", 0, 10).items == [1, 2, 3]
+    assert store.stored_bytes() == 9  # the counter is untouched
+    store.put_items(
+        StoredItems(
+            "res_0000000000000002", "$", 2, ["[4,5]"], run_id="run_1", created_at=time.time()
+        )
+    )
+    assert page_of(store, "res_0000000000000002", 0, 10).items == [4, 5]
+    assert store.stored_bytes() == 9 + 5
+    check = sqlite3.connect(tmp_path / "s.sqlite3")
+    chunked = check.execute(
+        "SELECT ref, inline_chunks IS NULL FROM results ORDER BY ref"
+    ).fetchall()
+    (chunk_rows,) = check.execute("SELECT count(*) FROM result_chunks").fetchone()
+    check.close()
+    assert chunked == [("res_0000000000000001", 1), ("res_0000000000000002", 0)]
+    assert chunk_rows == 1  # the old value's: the new one has none
+    store.close()
+
+
 TESTED = {
     2: test_migration_2_from_1_keeps_approvals_and_makes_old_claims_stuck,
     3: test_migration_3_from_2_sizes_the_history_and_cuts_what_is_over_budget,
@@ -234,6 +270,7 @@ TESTED = {
     6: test_migration_6_from_5_counts_what_the_history_and_the_values_hold,
     7: test_migration_7_from_6_links_each_paused_run_to_the_run_that_resumed_it,
     8: test_migration_8_from_7_keeps_approvals_not_idempotent_and_resumed_by_anyone,
+    9: test_migration_9_from_8_reads_old_chunked_values_and_keeps_new_small_ones_inline,
 }
 
 

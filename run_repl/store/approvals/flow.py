@@ -35,12 +35,13 @@ import secrets
 import socket
 import threading
 import time
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any, TypeVar
 
 from ...sandbox.result import CallRecord, RunResult
 from ...sandbox.runner import Runner, create_runner
+from ...sandbox.wire.result_store import StoredItems
 from ..json_budget import json_data
 from ..protocols import Store
 from ..records import (
@@ -141,7 +142,9 @@ def record_run(
     host: str,
     resumed_from: str | None = None,
     owner: str | None = None,
+    values: Sequence[StoredItems] = (),
 ) -> None:
+    """Keep a run in the history; `values` (what its result names), in the same transaction."""
     if result.run_id is None and result.error is not None and result.error.code == "RUN_BUSY":
         store.count_refused("RUN_BUSY")  # nothing ran: counted, not kept as a run
         return
@@ -158,7 +161,8 @@ def record_run(
             envelope=json_data(result),  # a lone-surrogate key escaped, not a lost run
             resumed_from=resumed_from,
             owner=owner,
-        )
+        ),
+        values=values,
     )
 
 

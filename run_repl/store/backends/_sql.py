@@ -20,7 +20,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from ...sandbox.wire.result_store import StoredItems
-from ..budgets import PREVIEW_BYTES
+from ..budgets import INLINE_VALUE_BYTES, PREVIEW_BYTES
 from ..json_budget import dumps, fit_envelope
 from ..records import FINAL_STATUSES, PendingApproval, RunRecord, as_read, contains_pattern
 
@@ -236,13 +236,32 @@ def list_runs_sql(limit: int, query: str | None, dialect: Dialect) -> tuple[str,
 # ---------------------------------------------------------------------- values
 
 
+def inline_chunks(stored: StoredItems) -> bytes | None:
+    """A small value's chunks as its `results` row keeps them (`inline_chunks`), or None
+    when it goes by chunk rows: each chunk ends with a newline, which JSON text never
+    holds raw; UTF-8 with lone surrogates passed (guest strings may hold them)."""
+    # Characters first: a big value (megabytes) is never joined or scanned to find out.
+    if sum(len(c) for c in stored.chunks) + len(stored.chunks) > INLINE_VALUE_BYTES:
+        return None
+    if any("\n" in c for c in stored.chunks):
+        return None
+    data = "".join(c + "\n" for c in stored.chunks).encode("utf-8", "surrogatepass")
+    return data if len(data) <= INLINE_VALUE_BYTES else None
+
+
+def chunks_of_inline(data: bytes | memoryview) -> list[str]:
+    return bytes(data).decode("utf-8", "surrogatepass").split("\n")[:-1]
+
+
 def stored_items_from_row(row: Mapping[str, Any]) -> StoredItems:
-    """A value's metadata from its `results` row; its chunks are read page by page."""
+    """A value's metadata from its `results` row, with its chunks when the row holds
+    them (`inline_chunks`); else its chunks are read page by page."""
+    inline = row["inline_chunks"]
     return StoredItems(
         ref=row["ref"],
         path=row["path"],
         total=row["total"],
-        chunks=[],
+        chunks=chunks_of_inline(inline) if inline is not None else [],
         rest=json.loads(row["rest"]) if row["rest"] else None,
         chunk_items=row["chunk_items"],
         kind=row["kind"],
@@ -251,10 +270,10 @@ def stored_items_from_row(row: Mapping[str, Any]) -> StoredItems:
     )
 
 
-def aged_values_sql(cutoff: str, dialect: Dialect) -> str:
-    """The values older than `cutoff` (an SQL expression), but the one just written
-    (`keep`): the same rule as the byte budget's."""
-    return f"SELECT ref FROM results WHERE created_at < {cutoff} AND ref <> {dialect.p('keep')}"
+def aged_values_sql(cutoff: str) -> str:
+    """The values older than `cutoff` (an SQL expression); the caller spares those just
+    written, as the byte budget does."""
+    return f"SELECT ref FROM results WHERE created_at < {cutoff}"
 
 
 __all__ = [
@@ -272,7 +291,9 @@ __all__ = [
     "approval_params",
     "approval_update",
     "approvals_where",
+    "chunks_of_inline",
     "get_run_sql",
+    "inline_chunks",
     "lapsed_sql",
     "list_runs_sql",
     "pending_sql",

@@ -7,7 +7,7 @@ from __future__ import annotations
 
 import threading
 import time
-from collections.abc import Iterable, Iterator
+from collections.abc import Iterable, Iterator, Sequence
 from contextlib import contextmanager
 
 from ...sandbox.wire.result_store import MemoryResultStore, StoredItems
@@ -113,6 +113,9 @@ class MemoryStore(ApprovalClaims, MemoryExecutors):
     def put_items(self, stored: StoredItems) -> None:
         self.values.put_items(stored)
 
+    def settle(self, timeout_s: float = 60.0) -> None:
+        """Nothing to wait for: this store evicts in the transaction of the write."""
+
     def get_items(self, ref: str) -> StoredItems | None:
         return self.values.get_items(ref)
 
@@ -120,7 +123,9 @@ class MemoryStore(ApprovalClaims, MemoryExecutors):
         return self.values.get_chunks(ref, first, last)
 
     # ------------------------------------------------------------------ runs
-    def record_run(self, run: RunRecord) -> None:
+    def record_run(self, run: RunRecord, values: Sequence[StoredItems] = ()) -> None:
+        for stored in values:  # nothing here outlives the process: no transaction to share
+            self.values.put_items(stored)
         envelope, cut = fit_envelope(run.envelope, self.max_envelope_bytes)
         kept = run.model_copy(
             update={

@@ -6,6 +6,11 @@ Values by item, the history with its byte budget, approvals with their
 claims, spent continuations: the same rules as the SQLite store (the claim
 rules are `ApprovalClaims`, written once), over a psycopg 3 connection pool.
 
+A run's cost stays flat: its small value and logs (INLINE_VALUE_BYTES) live in
+their own `results` rows, written with its history row in one statement that
+also reads the budgets' running counters; a budget found over is brought down
+to its low-water mark in a batch on the store's own thread, off the run's path.
+
 Exactly once across machines:
 - Each approval operation is one transaction that locks what it reads: an
   advisory lock per batch (taken in a fixed order, so two operations on one
@@ -27,13 +32,15 @@ run-repl is refused ("newer").
 
 from __future__ import annotations
 
+import concurrent.futures
 import json
 import logging
 import math
 import random
 import secrets
+import threading
 import time
-from collections.abc import Callable, Iterable, Iterator
+from collections.abc import Callable, Iterable, Iterator, Sequence
 from contextlib import contextmanager
 from functools import partial
 from typing import Any, TypeVar
@@ -80,6 +87,7 @@ from ._sql import (
     approval_update,
     approvals_where,
     get_run_sql,
+    inline_chunks,
     lapsed_sql,
     list_runs_sql,
     pg_text,
@@ -134,6 +142,38 @@ def _approval_params(a: PendingApproval) -> dict[str, Any]:
 EVICT_PAGE = 500  # rows an eviction reads at a time, oldest first
 
 
+def _run_upsert(row: dict[str, Any]) -> sql.Composable:
+    """A history row's upsert; `started_at` is how long ago, by the server's clock."""
+    return sql.SQL("INSERT INTO runs ({}) VALUES ({}) ON CONFLICT (id) DO UPDATE SET {}").format(
+        sql.SQL(", ").join(map(sql.Identifier, row)),
+        sql.SQL(", ").join(
+            sql.SQL(f"{_SERVER_NOW} - {{}}").format(sql.Placeholder(c))
+            if c == "started_at"
+            else sql.Placeholder(c)
+            for c in row
+        ),
+        sql.SQL(", ").join(
+            sql.SQL("{0} = EXCLUDED.{0}").format(sql.Identifier(c)) for c in row if c != "id"
+        ),
+    )
+
+
+_STALE_CHUNKS = "stale AS (DELETE FROM result_chunks WHERE ref = ANY(%(refs)s))"
+_RESULT_COLUMNS = (
+    "ref",
+    "kind",
+    "path",
+    "total",
+    "chunk_items",
+    "rest",
+    "run_id",
+    "bytes",
+    "created_at",
+    "used_at",
+    "inline_chunks",
+)
+
+
 def _counter(conn: psycopg.Connection, name: str) -> int:
     """A running counter (the sum of its shards: a few rows, whatever the table's size)."""
     row = conn.execute(
@@ -148,6 +188,17 @@ _SERVER_NOW = "extract(epoch FROM clock_timestamp())::float8"
 # The server's clock as the transaction began: stable, so a comparison with it can use
 # an index (clock_timestamp() is volatile: read again for each row, a scan of the table).
 _SERVER_NOW_STABLE = "extract(epoch FROM now())::float8"
+# What the budgets need after a write, read by the write's own statement (which sees the
+# tables as it began): the values' and the history's running counters, less the rows
+# the write replaces (a retry's: the caller adds what it writes), and the values past
+# their age.
+_BUDGETS = sql.SQL(
+    "SELECT (SELECT COALESCE(SUM(value), 0) FROM store_counters WHERE name = 'results_bytes') "
+    "- (SELECT COALESCE(SUM(bytes), 0) FROM results WHERE ref = ANY(%(refs)s)), "
+    "(SELECT COALESCE(SUM(value), 0) FROM store_counters WHERE name = 'runs_bytes') "
+    "- (SELECT COALESCE(SUM(bytes), 0) FROM runs WHERE id = %(id)s), "
+    f"ARRAY({aged_values_sql(f'{_SERVER_NOW_STABLE} - %(max_age)s')})"
+)
 
 
 def _answer_text(answer: Any) -> str:
@@ -329,6 +380,10 @@ class PostgresStore(ApprovalClaims, SqlExecutors):
         self.max_envelope_bytes = max_envelope_bytes
         self.reconnect_s = reconnect_s
         self._channel = changes_channel(schema)
+        self._evictor: concurrent.futures.ThreadPoolExecutor | None = None
+        self._evict_lock = threading.Lock()
+        self._evict_queued = False
+        self._spare: tuple[set[str], set[str]] = (set(), set())  # values, runs
         self._outage_since: float | None = None  # when a call last gave up waiting
         self._trouble = False  # a connection was lost: the pool may be reconnecting slowly
         self._closed = False
@@ -505,6 +560,8 @@ class PostgresStore(ApprovalClaims, SqlExecutors):
     def close(self) -> None:
         if self._closed:
             return
+        if self._evictor is not None:  # an eviction under way ends first (its connection)
+            self._evictor.shutdown(wait=True, cancel_futures=True)
         self._closed = True
         self._listener.close()
         self._pool.close()
@@ -517,47 +574,159 @@ class PostgresStore(ApprovalClaims, SqlExecutors):
 
     # ------------------------------------------------------------------ values
     def put_items(self, stored: StoredItems) -> None:
+        self._write([stored])
+
+    def _write(self, values: Sequence[StoredItems], run: RunRecord | None = None) -> None:
+        """Values, and perhaps the run whose result names them, in one statement that
+        also reads what the budgets need. Values that all fit their own row
+        (INLINE_VALUE_BYTES: most runs) need no transaction of their own: the statement
+        is one, so a run's value, logs and history row are one round trip; a big value
+        adds its chunk rows (COPY) in a transaction with it. An eviction, when a budget
+        is over or a value past its age, follows in a transaction of its own (the rows
+        are durable either way). Safe to run again (a retry after a lost commit): the
+        same rows again, counted once."""
+        entries: list[sql.Composable] = []
+        params: dict[str, Any] = {
+            "refs": [v.ref for v in values],
+            "max_age": self.max_age_s,
+            "id": run.id if run is not None else None,
+        }
+        if values:
+            stale, insert, value_params = self._values_upsert(values)
+            entries += [sql.SQL(stale), sql.SQL(f"kept AS ({insert})")]  # our own names only
+            params.update(value_params)
+        run_bytes = 0
+        if run is not None:
+            row = run_row(run, self.max_envelope_bytes, POSTGRES)
+            # How long ago it started, by this machine's clock (a difference: no skew in
+            # it), written as a time of the server's clock: every machine orders alike.
+            row["started_at"] = max(0.0, time.time() - run.started_at)
+            run_bytes = row["bytes"]
+            entries.append(sql.SQL("saved AS ({})").format(_run_upsert(row)))
+            params.update(row)
+            if run.resumed_from:  # the paused run it resumed says what it became
+                entries.append(sql.SQL(f"linked AS ({set_resumed_as_sql(POSTGRES)})"))
+                params["resumed_from"] = run.resumed_from
+        # Every entry of a WITH sees the table as the statement began: the counters
+        # before this write, less the rows it replaces (a retry's), plus what it adds.
+        statement = sql.SQL("WITH {} {}").format(sql.SQL(", ").join(entries), _BUDGETS)
+        keep = {v.ref for v in values}
+        chunked = any(inline_chunks(v) is None for v in values)
+
         def write(conn: psycopg.Connection) -> None:
-            with conn.transaction():
-                conn.execute("DELETE FROM results WHERE ref = %s", (stored.ref,))
-                # Stamped by the server's clock, so every machine ages a value alike: the
-                # value's age so far is a difference of this machine's clock (no skew in it).
-                conn.execute(
-                    "INSERT INTO results (ref, kind, path, total, chunk_items, rest, run_id, "
-                    f"bytes, created_at, used_at) VALUES (%s, %s, %s, %s, %s, %s, %s, %s, "
-                    f"{_SERVER_NOW} - %s, {_SERVER_NOW})",
-                    (
-                        stored.ref,
-                        stored.kind,
-                        pg_text(stored.path),
-                        stored.total,
-                        stored.chunk_items,
-                        dumps(stored.rest) if stored.rest is not None else None,
-                        stored.run_id,
-                        stored.size,
-                        max(0.0, time.time() - stored.created_at),
-                    ),
+            if chunked:
+                with conn.transaction():
+                    found = conn.execute(statement, params).fetchone()
+                    self._copy_chunks(conn, values)
+            else:
+                found = conn.execute(statement, params).fetchone()
+            assert found is not None
+            values_total = int(found[0]) + sum(v.size for v in values)
+            runs_total = int(found[1]) + run_bytes
+            aged = [ref for ref in found[2] if ref not in keep]
+            if aged or values_total > self.max_bytes or runs_total > self.max_history_bytes:
+                self._evict_behind(keep, run.id if run is not None else None)
+
+        self._call(write)
+
+    def _evict_behind(self, values: set[str], run_id: str | None) -> None:
+        """Evict on this store's own thread, off the run's path: in batches (down to the
+        low-water mark), so seldom. One eviction waits at a time: it reads the budgets
+        when it starts, so later writes need none of their own; it spares what was
+        written since the last one started."""
+        with self._evict_lock:
+            self._spare[0].update(values)
+            if run_id is not None:
+                self._spare[1].add(run_id)
+            if self._evict_queued or self._closed:
+                return
+            self._evict_queued = True
+            if self._evictor is None:
+                self._evictor = concurrent.futures.ThreadPoolExecutor(
+                    1, thread_name_prefix="run-repl-evict"
                 )
-                with conn.cursor() as cur:
-                    with cur.copy(
-                        "COPY result_chunks (ref, idx, data) FROM STDIN (FORMAT BINARY)"
-                    ) as copy:
-                        copy.set_types(["text", "int4", "bytea"])
-                        for i, text in enumerate(stored.chunks):
-                            copy.write_row((stored.ref, i, text.encode("utf-8", "surrogatepass")))
-                self._evict(conn, keep=stored.ref)
+            self._evictor.submit(self._evict_now)
 
-        self._call(write)  # the same rows again if it is retried
+    def _evict_now(self) -> None:
+        with self._evict_lock:
+            self._evict_queued = False
+            (values, runs), self._spare = self._spare, (set(), set())
 
-    def _evict(self, conn: psycopg.Connection, keep: str) -> None:
-        victims = [
-            ref
-            for (ref,) in conn.execute(
-                aged_values_sql(f"{_SERVER_NOW_STABLE} - %(max_age)s", POSTGRES),
-                {"max_age": self.max_age_s, "keep": keep},
+        def evict(conn: psycopg.Connection) -> None:
+            with conn.transaction():
+                found = conn.execute(
+                    _BUDGETS, {"refs": [], "id": None, "max_age": self.max_age_s}
+                ).fetchone()
+                assert found is not None
+                total, runs_total = int(found[0]), int(found[1])
+                self._evict(conn, values, total, [r for r in found[2] if r not in values])
+                self._evict_runs(conn, keep=runs, total=runs_total)
+
+        try:
+            self._call(evict)
+        except StoreError as exc:  # the next write over a budget tries again
+            logging.getLogger(__name__).warning("eviction failed: %s", exc)
+
+    def settle(self, timeout_s: float = 60.0) -> None:
+        """Wait for the eviction under way or queued, if any (what a test reads after)."""
+        evictor = self._evictor
+        if evictor is not None and not self._closed:
+            evictor.submit(lambda: None).result(timeout_s)
+
+    @staticmethod
+    def _values_upsert(values: Sequence[StoredItems]) -> tuple[str, str, dict[str, Any]]:
+        """The `results` rows of `values` (an upsert), and the WITH entry that deletes the
+        chunk rows an earlier write of the same refs left (a retry writes the same rows):
+        one statement. A small value's chunks are in its row (`inline_chunks`), a big
+        one's chunk rows are left to `_copy_chunks`.
+        Stamped by the server's clock, so every machine ages a value alike: the value's
+        age so far is a difference of this machine's clock (no skew in it)."""
+        params: dict[str, Any] = {"refs": [v.ref for v in values]}
+        rows = []
+        for n, v in enumerate(values):
+            params.update(
+                {
+                    f"v{n}_ref": v.ref,
+                    f"v{n}_kind": v.kind,
+                    f"v{n}_path": pg_text(v.path),
+                    f"v{n}_total": v.total,
+                    f"v{n}_chunk_items": v.chunk_items,
+                    f"v{n}_rest": dumps(v.rest) if v.rest is not None else None,
+                    f"v{n}_run_id": v.run_id,
+                    f"v{n}_bytes": v.size,
+                    f"v{n}_age": max(0.0, time.time() - v.created_at),
+                    f"v{n}_inline": inline_chunks(v),
+                }
             )
-        ]
-        total = _counter(conn, "results_bytes")
+            rows.append(
+                f"(%(v{n}_ref)s, %(v{n}_kind)s, %(v{n}_path)s, %(v{n}_total)s, "
+                f"%(v{n}_chunk_items)s, %(v{n}_rest)s, %(v{n}_run_id)s, %(v{n}_bytes)s, "
+                f"{_SERVER_NOW} - %(v{n}_age)s, {_SERVER_NOW}, %(v{n}_inline)s::bytea)"
+            )
+        insert = (
+            f"INSERT INTO results ({', '.join(_RESULT_COLUMNS)}) VALUES {', '.join(rows)} "
+            "ON CONFLICT (ref) DO UPDATE SET "
+            + ", ".join(f"{c} = EXCLUDED.{c}" for c in _RESULT_COLUMNS if c != "ref")
+        )
+        return _STALE_CHUNKS, insert, params
+
+    @staticmethod
+    def _copy_chunks(conn: psycopg.Connection, values: Sequence[StoredItems]) -> None:
+        """The chunk rows of the values too big for their own row (none for most runs)."""
+        big = [v for v in values if inline_chunks(v) is None]
+        if not big:
+            return
+        with conn.cursor() as cur:
+            with cur.copy("COPY result_chunks (ref, idx, data) FROM STDIN (FORMAT BINARY)") as copy:
+                copy.set_types(["text", "int4", "bytea"])
+                for v in big:
+                    for i, text in enumerate(v.chunks):
+                        copy.write_row((v.ref, i, text.encode("utf-8", "surrogatepass")))
+
+    def _evict(self, conn: psycopg.Connection, keep: set[str], total: int, aged: list[str]) -> None:
+        """Values past their age (`aged`), and the least used while over the byte
+        budget; never those just written (`keep`)."""
+        victims = list(aged)
         if total > self.max_bytes:
             # A server-side cursor: rows come in pages, only as many as the eviction needs.
             with conn.cursor(name="evict_values") as by_use:
@@ -590,12 +759,13 @@ class PostgresStore(ApprovalClaims, SqlExecutors):
             if found is None:
                 return None
             meta, used_ago = found
-            meta.chunks = [
-                bytes(data).decode("utf-8", "surrogatepass")
-                for (data,) in conn.execute(
-                    "SELECT data FROM result_chunks WHERE ref = %s ORDER BY idx", (ref,)
-                )
-            ]
+            if not meta.chunks:  # else kept in its own row
+                meta.chunks = [
+                    bytes(data).decode("utf-8", "surrogatepass")
+                    for (data,) in conn.execute(
+                        "SELECT data FROM result_chunks WHERE ref = %s ORDER BY idx", (ref,)
+                    )
+                ]
             self._touch(conn, ref, used_ago)
             return meta
 
@@ -607,6 +777,9 @@ class PostgresStore(ApprovalClaims, SqlExecutors):
             if found is None:
                 return None
             meta, used_ago = found
+            if meta.chunks:  # kept in its own row
+                self._touch(conn, ref, used_ago)
+                return meta, meta.chunks[first : last + 1]
             chunks = [
                 bytes(data).decode("utf-8", "surrogatepass")
                 for (data,) in conn.execute(
@@ -625,40 +798,16 @@ class PostgresStore(ApprovalClaims, SqlExecutors):
         return self._call(lambda conn: _counter(conn, "results_bytes"))
 
     # ------------------------------------------------------------------ runs
-    def record_run(self, run: RunRecord) -> None:
-        row = run_row(run, self.max_envelope_bytes, POSTGRES)
-        # How long ago it started, by this machine's clock (a difference: no skew in it),
-        # written as a time of the server's clock: every machine orders alike.
-        row["started_at"] = max(0.0, time.time() - run.started_at)
-        upsert = sql.SQL(
-            "INSERT INTO runs ({}) VALUES ({}) ON CONFLICT (id) DO UPDATE SET {}"
-        ).format(
-            sql.SQL(", ").join(map(sql.Identifier, row)),
-            sql.SQL(", ").join(
-                sql.SQL(f"{_SERVER_NOW} - {{}}").format(sql.Placeholder(c))
-                if c == "started_at"
-                else sql.Placeholder(c)
-                for c in row
-            ),
-            sql.SQL(", ").join(
-                sql.SQL("{0} = EXCLUDED.{0}").format(sql.Identifier(c)) for c in row if c != "id"
-            ),
-        )
+    def record_run(self, run: RunRecord, values: Sequence[StoredItems] = ()) -> None:
+        """Keep a run, and `values` (the value and logs its result names) in the same
+        statement (and a big value's chunks in its transaction)."""
+        self._write(values, run)
 
-        def write(conn: psycopg.Connection) -> None:
-            with conn.transaction():
-                conn.execute(upsert, row)
-                if run.resumed_from:  # the paused run it resumed says what it became
-                    conn.execute(
-                        set_resumed_as_sql(POSTGRES),
-                        {"id": run.id, "resumed_from": run.resumed_from},
-                    )
-                self._evict_runs(conn, keep=run.id)
-
-        self._call(write)
-
-    def _evict_runs(self, conn: psycopg.Connection, keep: str) -> None:
-        total = _counter(conn, "runs_bytes")
+    def _evict_runs(
+        self, conn: psycopg.Connection, keep: str | set[str], total: int | None = None
+    ) -> None:
+        if total is None:
+            total = _counter(conn, "runs_bytes")
         if total <= self.max_history_bytes:
             return
         # Down to the low-water mark: the next runs fit without evicting again.

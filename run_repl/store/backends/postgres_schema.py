@@ -219,12 +219,20 @@ def _v5(conn: psycopg.Connection) -> None:
         conn.execute(statement)
 
 
+def _v6(conn: psycopg.Connection) -> None:
+    """Small values in their own row: `inline_chunks` holds the chunks of a value whose
+    chunks fit INLINE_VALUE_BYTES (no chunk rows, no COPY); NULL for one kept by chunk
+    rows, as every value before this version was."""
+    conn.execute("ALTER TABLE results ADD COLUMN IF NOT EXISTS inline_chunks bytea")
+
+
 MIGRATIONS: dict[int, Callable[[psycopg.Connection], None]] = {
     1: _v1,
     2: _v2,
     3: _v3,
     4: _v4,
     5: _v5,
+    6: _v6,
 }
 SCHEMA_VERSION = max(MIGRATIONS)
 
@@ -261,6 +269,7 @@ _MARKS: dict[int, tuple[str, str | None]] = {
     3: ("store_counters", None),
     4: ("runs", "resumed_as"),
     5: ("executors", None),
+    6: ("results", "inline_chunks"),
 }
 
 

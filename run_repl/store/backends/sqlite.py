@@ -16,7 +16,7 @@ import json
 import sqlite3
 import threading
 import time
-from collections.abc import Callable, Iterable, Iterator
+from collections.abc import Callable, Iterable, Iterator, Sequence
 from contextlib import contextmanager
 from pathlib import Path
 from typing import TypeVar
@@ -63,6 +63,7 @@ from ._sql import (
     approval_update,
     approvals_where,
     get_run_sql,
+    inline_chunks,
     lapsed_sql,
     list_runs_sql,
     renew_sql,
@@ -275,6 +276,13 @@ def _v8(db: sqlite3.Connection) -> None:
     )
 
 
+def _v9(db: sqlite3.Connection) -> None:
+    """Small values in their own row: `inline_chunks` holds the chunks of a value whose
+    chunks fit INLINE_VALUE_BYTES (no chunk rows); NULL for one kept by chunk rows, as
+    every value before this version was."""
+    db.execute("ALTER TABLE results ADD COLUMN inline_chunks BLOB")
+
+
 MIGRATIONS: dict[int, Callable[[sqlite3.Connection], None]] = {
     1: _v1,
     2: _v2,
@@ -284,6 +292,7 @@ MIGRATIONS: dict[int, Callable[[sqlite3.Connection], None]] = {
     6: _v6,
     7: _v7,
     8: _v8,
+    9: _v9,
 }
 SCHEMA_VERSION = max(MIGRATIONS)
 
@@ -300,6 +309,7 @@ _MARKS: dict[int, tuple[str, str | None]] = {
     6: ("store_counters", None),
     7: ("runs", "resumed_as"),
     8: ("executors", None),
+    9: ("results", "inline_chunks"),
 }
 
 
@@ -518,7 +528,16 @@ class SqliteStore(ApprovalClaims, SqlExecutors):
 
     # ------------------------------------------------------------------ values
     def put_items(self, stored: StoredItems) -> None:
-        now = time.time()
+        with self._tx() as db:
+            now = time.time()
+            self._put(db, stored, now)
+            self._evict(db, now, keep={stored.ref})
+
+    @staticmethod
+    def _put(db: sqlite3.Connection, stored: StoredItems, now: float) -> None:
+        """One value's rows: its `results` row, holding its chunks when they are small
+        (`inline_chunks`), else with a chunk row each."""
+        inline = inline_chunks(stored)
         row = {
             "ref": stored.ref,
             "kind": stored.kind,
@@ -530,16 +549,16 @@ class SqliteStore(ApprovalClaims, SqlExecutors):
             "bytes": stored.size,
             "created_at": stored.created_at,
             "used_at": now,
+            "inline_chunks": inline,
         }
-        with self._tx() as db:
-            db.execute("DELETE FROM result_chunks WHERE ref = ?", (stored.ref,))
-            # Deleted, then inserted: a REPLACE's deletion would fire no trigger (the counter).
-            db.execute("DELETE FROM results WHERE ref = ?", (stored.ref,))
-            db.execute(
-                f"INSERT INTO results ({', '.join(row)}) "
-                f"VALUES ({', '.join(':' + k for k in row)})",
-                row,
-            )
+        db.execute("DELETE FROM result_chunks WHERE ref = ?", (stored.ref,))
+        # Deleted, then inserted: a REPLACE's deletion would fire no trigger (the counter).
+        db.execute("DELETE FROM results WHERE ref = ?", (stored.ref,))
+        db.execute(
+            f"INSERT INTO results ({', '.join(row)}) VALUES ({', '.join(':' + k for k in row)})",
+            row,
+        )
+        if inline is None:
             db.executemany(
                 "INSERT INTO result_chunks (ref, idx, data) VALUES (?, ?, ?)",
                 (
@@ -547,14 +566,12 @@ class SqliteStore(ApprovalClaims, SqlExecutors):
                     for i, text in enumerate(stored.chunks)
                 ),
             )
-            self._evict(db, now, keep=stored.ref)
 
-    def _evict(self, db: sqlite3.Connection, now: float, keep: str) -> None:
+    def _evict(self, db: sqlite3.Connection, now: float, keep: set[str]) -> None:
         victims = [
             r["ref"]
-            for r in db.execute(
-                aged_values_sql(":cutoff", SQLITE), {"cutoff": now - self.max_age_s, "keep": keep}
-            )
+            for r in db.execute(aged_values_sql(":cutoff"), {"cutoff": now - self.max_age_s})
+            if r["ref"] not in keep
         ]
         total = self._counter(db, "results_bytes")
         if total > self.max_bytes:
@@ -586,6 +603,8 @@ class SqliteStore(ApprovalClaims, SqlExecutors):
             meta = self._meta(db, ref)
             if meta is None:
                 return None
+            if meta.chunks:  # kept in its own row
+                return meta
             meta.chunks = [
                 bytes(r["data"]).decode("utf-8", "surrogatepass")
                 for r in db.execute(
@@ -604,6 +623,8 @@ class SqliteStore(ApprovalClaims, SqlExecutors):
             meta = self._meta(db, ref)
             if meta is None:
                 return None
+            if meta.chunks:  # kept in its own row
+                return meta, meta.chunks[first : last + 1]
             rows = db.execute(
                 "SELECT data FROM result_chunks WHERE ref = ? AND idx BETWEEN ? AND ? ORDER BY idx",
                 (ref, first, last),
@@ -615,14 +636,22 @@ class SqliteStore(ApprovalClaims, SqlExecutors):
             self._touch(ref)
         return found
 
+    def settle(self, timeout_s: float = 60.0) -> None:
+        """Nothing to wait for: this store evicts in the transaction of the write."""
+
     def stored_bytes(self) -> int:
         """What stored values hold, in bytes (what `max_bytes` counts)."""
         return self._read(lambda db: self._counter(db, "results_bytes"))
 
     # ------------------------------------------------------------------ runs
-    def record_run(self, run: RunRecord) -> None:
+    def record_run(self, run: RunRecord, values: Sequence[StoredItems] = ()) -> None:
+        """Keep a run, and `values` (the value and logs its result names) in the same
+        transaction: one write makes the run and what it names durable together."""
         row = run_row(run, self.max_envelope_bytes, SQLITE)
         with self._tx() as db:
+            now = time.time()
+            for stored in values:
+                self._put(db, stored, now)
             # An upsert, not a REPLACE: its deletion would fire no trigger (the counter).
             db.execute(
                 f"INSERT INTO runs ({', '.join(row)}) "
@@ -634,6 +663,8 @@ class SqliteStore(ApprovalClaims, SqlExecutors):
                 db.execute(
                     set_resumed_as_sql(SQLITE), {"id": run.id, "resumed_from": run.resumed_from}
                 )
+            if values:
+                self._evict(db, now, keep={v.ref for v in values})
             self._evict_runs(db, keep=run.id)
 
     @staticmethod

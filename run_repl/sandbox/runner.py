@@ -14,6 +14,7 @@ import inspect
 import math
 import os
 import secrets
+import threading
 import time
 from collections.abc import Callable, Iterable, Iterator, Mapping
 from contextlib import contextmanager

@@ -173,7 +173,9 @@ async def run_of(
         if found is None:  # given back (it never ran) and not taken again: nothing to read
             raise _never_started(row)
         row = found
-    record = await asyncio.to_thread(store.get_run, row.run_id)
+    run_id = row.run_id
+    assert run_id is not None  # the loop ends only once the key names its run
+    record = await asyncio.to_thread(store.get_run, run_id)
     result = None
     if record is not None:
         try:

@@ -150,6 +150,7 @@ class Runner:
         self._writes: list[concurrent.futures.Future[None]] = []
         self._write_pool: concurrent.futures.ThreadPoolExecutor | None = None
         self._slots = RunSlots(max_runs_in_flight)
+        self._lock = threading.Lock()  # the writes behind (store_behind, flush)
 
     # ------------------------------------------------------------------ run
     async def run(

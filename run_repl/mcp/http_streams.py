@@ -19,15 +19,21 @@ body, a refused header) goes to the SDK's JSON-response path, which answers it a
 it always did. A call answered here is still cancelled when its client goes away:
 this watches the connection for the disconnect, as the SSE response does.
 
-2026-07-28 requests (no handshake version in `MCP-Protocol-Version`) go to the
-SDK's own per-request path.
+A 2026-07-28 request (no handshake version in `MCP-Protocol-Version`) that asks
+for no progress goes to the SDK's own per-request path in its JSON mode, which
+runs the handler in the request's task (its SSE mode adds a memory stream, a task
+group and two tasks to every request: about 0.5 ms of CPU). What SSE mode does
+for a handler still silent after its window (15 s), this does too: it commits the
+response to an event stream and pings it, so a proxy's idle timeout cannot cut a
+long run, and the answer comes as the stream's last event. Any other request
+goes to the SDK's SSE mode.
 """
 
 from __future__ import annotations
 
 import asyncio
 from collections.abc import AsyncIterator, Mapping
-from contextlib import asynccontextmanager
+from contextlib import asynccontextmanager, suppress
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -50,6 +56,17 @@ _VERSION_HEADER = b"mcp-protocol-version"
 # (or a \u escape, which could spell them) gets the stream: when in doubt, stream.
 _MAY_ASK_PROGRESS = (b"progressToken", b"\\u")
 _JSON_HEADERS = [(b"content-type", b"application/json")]
+# As the SDK's 2026-07-28 SSE mode: how long a silent handler may run before the
+# response becomes an event stream with keep-alive pings, and that stream's headers.
+SILENT_WINDOW_S = 15.0
+_SSE_HEADERS = [
+    (b"content-type", b"text/event-stream"),
+    (b"cache-control", b"no-cache, no-transform"),
+    (b"connection", b"keep-alive"),
+    (b"x-accel-buffering", b"no"),
+]
+_PING = b": ping\r\n\r\n"
+_LISTEN = b"subscriptions/listen"
 
 
 def may_want_stream(body: bytes) -> bool:
@@ -186,21 +203,118 @@ class ShortPath:
         return reply.model_dump_json(by_alias=True, exclude_unset=True).encode()
 
 
+class ModernShortPath:
+    """A 2026-07-28 request that asks for no progress: the SDK's per-request path in its
+    JSON mode, in this task, turned into an event stream with pings if it runs silent
+    past `SILENT_WINDOW_S` (as the SDK's SSE mode does); cancelled when the client
+    goes away. A request whose Accept the SSE mode refuses goes to `fallback` (it)."""
+
+    def __init__(self, server: Any, security: Any, fallback: ASGIApp) -> None:
+        self.server = server
+        self.security = security
+        self.fallback = fallback
+        self.lifespan_state: Any = None
+
+    async def __call__(self, scope: Scope, body: bytes, receive: Receive, send: Send) -> None:
+        from mcp.server._streamable_http_modern import handle_modern_request
+        from starlette.requests import Request
+
+        # SSE mode's 406, as it says it; a listen (its answer is a stream of its own).
+        if not all(_accepts(Request(scope).headers)) or _LISTEN in body:
+            await self.fallback(scope, _replay(body, receive), send)
+            return
+        stream = _SilentWindow(send)
+        with anyio.CancelScope() as cancel:
+            watch = asyncio.ensure_future(_disconnected(receive))
+            watch.add_done_callback(lambda done: done.cancelled() or cancel.cancel())
+            try:
+                await handle_modern_request(
+                    self.server,
+                    self.security,
+                    True,
+                    self.lifespan_state,
+                    scope,
+                    _replay(body, _never),
+                    stream.send,
+                )
+            finally:
+                watch.cancel()
+                await stream.close()
+
+
+def _accepts(headers: Mapping[str, str]) -> tuple[bool, bool]:
+    from mcp.server.streamable_http import CONTENT_TYPE_JSON, CONTENT_TYPE_SSE
+
+    accepted = [
+        t.strip().split(";")[0].strip().lower() for t in headers.get("accept", "").split(",")
+    ]
+    wildcard = "*/*" in accepted
+    return (
+        wildcard or any(t in (CONTENT_TYPE_JSON, "application/*") for t in accepted),
+        wildcard or any(t in (CONTENT_TYPE_SSE, "text/*") for t in accepted),
+    )
+
+
+class _SilentWindow:
+    """`send` for a JSON answer that becomes an event stream with pings when none has
+    started after `SILENT_WINDOW_S`: the answer's body is then the stream's last event."""
+
+    def __init__(self, send: Send) -> None:
+        self._send = send
+        self._streaming = False
+        self._pinger: asyncio.Task[None] | None = None
+        self._timer = asyncio.get_running_loop().call_later(SILENT_WINDOW_S, self._start)
+
+    def _start(self) -> None:
+        self._pinger = asyncio.ensure_future(self._ping())
+
+    async def _ping(self) -> None:
+        self._streaming = True  # the head goes out before this task first waits
+        await self._send({"type": "http.response.start", "status": 200, "headers": _SSE_HEADERS})
+        while True:
+            await self._send({"type": "http.response.body", "body": _PING, "more_body": True})
+            await asyncio.sleep(SILENT_WINDOW_S)
+
+    async def close(self) -> None:
+        self._timer.cancel()
+        pinger, self._pinger = self._pinger, None
+        if pinger is not None:
+            pinger.cancel()
+            with suppress(asyncio.CancelledError):
+                await pinger
+
+    async def send(self, message: Message) -> None:
+        await self.close()
+        if not self._streaming:
+            await self._send(message)
+        elif message["type"] == "http.response.body":
+            event = b"event: message\r\ndata: " + message.get("body", b"") + b"\r\n\r\n"
+            await self._send({"type": "http.response.body", "body": event, "more_body": False})
+        # (the JSON answer's own head: the stream's went out already)
+
+
+async def _never() -> Message:
+    await anyio.sleep_forever()
+    raise AssertionError("unreachable")
+
+
 async def _disconnected(receive: Receive) -> None:
     while (await receive())["type"] != "http.disconnect":
         pass
 
 
 class ResponseChoice:
-    """POSTs of the handshake era that cannot want a stream go to `short` (and on to
-    `plain`, JSON responses), every other request to `streaming` (the SDK's default)."""
+    """POSTs that cannot want a stream go to `short` (2025-11-25, and on to the SDK's
+    JSON responses) or `modern` (2026-07-28); every other request to `streaming`
+    (the SDK's default)."""
 
-    def __init__(self, streaming: ASGIApp, short: ShortPath) -> None:
+    def __init__(self, streaming: ASGIApp, short: ShortPath, modern: ModernShortPath) -> None:
         self.streaming = streaming
         self.short = short
+        self.modern = modern
 
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
-        if scope["type"] != "http" or scope["method"] != "POST" or not _handshake_era(scope):
+        if scope["type"] != "http" or scope["method"] != "POST":
             await self.streaming(scope, receive, send)
             return
         body = bytearray()
@@ -214,8 +328,10 @@ class ResponseChoice:
         whole = bytes(body)
         if may_want_stream(whole):
             await self.streaming(scope, _replay(whole, receive), send)
-            return
-        await self.short(scope, whole, receive, send)
+        elif _handshake_era(scope):
+            await self.short(scope, whole, receive, send)
+        else:
+            await self.modern(scope, whole, receive, send)
 
 
 def _replay(body: bytes, receive: Receive) -> Receive:
@@ -252,15 +368,16 @@ def stateless_mcp_app(server: Any, security: Any, max_request_bytes: int) -> Any
 
     streaming, plain = manager(False), manager(True)
     short = ShortPath(server, security, StreamableHTTPASGIApp(plain))
+    modern = ModernShortPath(server, security, StreamableHTTPASGIApp(streaming))
 
     @asynccontextmanager
     async def lifespan(_app: Any) -> AsyncIterator[None]:
         async with streaming.run(), plain.run(), server.lifespan(server) as state:
-            short.lifespan_state = state
+            short.lifespan_state = modern.lifespan_state = state
             yield
 
-    choice = ResponseChoice(StreamableHTTPASGIApp(streaming), short)
+    choice = ResponseChoice(StreamableHTTPASGIApp(streaming), short, modern)
     return Starlette(routes=[Route(MCP_PATH, endpoint=choice)], lifespan=lifespan)
 
 
-__all__ = ["ResponseChoice", "ShortPath", "may_want_stream", "stateless_mcp_app"]
+__all__ = ["ModernShortPath", "ResponseChoice", "ShortPath", "may_want_stream", "stateless_mcp_app"]

@@ -144,3 +144,131 @@ async def test_every_request_is_answered_as_the_sdk_answers_it(
         assert mine.json() == theirs.json()
     else:
         assert mine.content == theirs.content
+
+
+# ---------------------------------------------------------------- 2026-07-28
+MODERN = {**LEGACY, "mcp-protocol-version": "2026-07-28"}
+ENVELOPE = {
+    "io.modelcontextprotocol/protocolVersion": "2026-07-28",
+    "io.modelcontextprotocol/clientCapabilities": {},
+    "io.modelcontextprotocol/clientInfo": {"name": "t", "version": "1"},
+}
+
+
+def modern(method: str, params: dict[str, Any] | None = None, id: Any = 2) -> dict[str, Any]:
+    return {
+        "jsonrpc": "2.0",
+        "id": id,
+        "method": method,
+        "params": {**(params or {}), "_meta": ENVELOPE},
+    }
+
+
+def routed(body: Any, headers: dict[str, str]) -> dict[str, str]:
+    """`headers` with the routing headers a 2026-07-28 request carries (Mcp-Method,
+    Mcp-Name), as its body says."""
+    if not isinstance(body, dict) or "method" not in body:
+        return headers
+    params = body.get("params") or {}
+    name = params.get("name", params.get("uri"))
+    return {"mcp-method": body["method"], **({"mcp-name": name} if name else {}), **headers}
+
+
+@asynccontextmanager
+async def sse_apps(data: Path) -> AsyncIterator[tuple[httpx2.AsyncClient, httpx2.AsyncClient]]:
+    """As `apps`, with the SDK's own stateless app in its default (SSE) mode."""
+    with open_workspace(None, data_dir_override=str(data)) as ws:
+        server = RunReplMcp(ws).build()
+        ours = stateless_mcp_app(server, SECURITY, 1 << 20)
+        sdk = StreamableHTTPSessionManager(app=server, stateless=True, security_settings=SECURITY)
+        reference = Starlette(routes=[Route("/mcp", endpoint=StreamableHTTPASGIApp(sdk))])
+        async with (
+            ours.router.lifespan_context(ours),
+            sdk.run(),
+            httpx2.AsyncClient(transport=httpx2.ASGITransport(app=ours)) as a,
+            httpx2.AsyncClient(transport=httpx2.ASGITransport(app=reference)) as b,
+        ):
+            yield a, b
+
+
+async def test_a_plain_2026_call_takes_no_stream_or_task_group(
+    data: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    import anyio
+
+    streams: list[object] = []
+    real = anyio.create_memory_object_stream
+
+    def counted(*args: Any, **kwargs: Any) -> Any:
+        made = real(*args, **kwargs)
+        streams.append(made)
+        return made
+
+    async with apps(data) as (ours, _):
+        monkeypatch.setattr(anyio, "create_memory_object_stream", counted)
+        body = modern("tools/call", {"name": "run", "arguments": {"code": "1 + 1"}})
+        answer = await ours.post(URL, json=body, headers=routed(body, MODERN))
+    assert answer.status_code == 200
+    assert answer.headers["content-type"] == "application/json"
+    assert answer.json()["result"]["structuredContent"]["value"] == 2
+    assert streams == []
+
+
+MODERN_CASES: list[tuple[Any, dict[str, str]]] = [
+    (modern("tools/list"), MODERN),
+    (modern("tools/call", {"name": "docs", "arguments": {}}), MODERN),
+    (modern("tools/call", {"name": "run", "arguments": {"code": 5}}), MODERN),
+    (modern("tools/call", {"name": "nope", "arguments": {}}), MODERN),
+    (modern("no/such"), MODERN),  # METHOD_NOT_FOUND: its HTTP status too
+    (modern("resources/read", {"uri": "x:y"}), MODERN),
+    ({"jsonrpc": "2.0", "id": 3, "method": "tools/list"}, MODERN),  # no envelope
+    ({"jsonrpc": "2.0", "method": "notifications/cancelled", "params": {}}, MODERN),
+    ([modern("tools/list")], MODERN),
+    ("{not json", MODERN),
+    (modern("tools/list"), {**MODERN, "mcp-protocol-version": "2099-01-01"}),
+    (modern("tools/list"), {**MODERN, "accept": "application/json"}),  # SSE mode: 406
+    (modern("tools/list"), {**MODERN, "accept": "text/event-stream"}),
+    (modern("tools/list"), {**MODERN, "content-type": "text/plain"}),
+    (modern("tools/list"), {**MODERN, "origin": "http://evil.example"}),
+    (modern("tools/list"), {**MODERN, "mcp-method": "tools/call"}),  # a routing mismatch
+]
+
+
+@pytest.mark.parametrize(
+    "body,headers", MODERN_CASES, ids=[str(i) for i in range(len(MODERN_CASES))]
+)
+async def test_every_2026_request_is_answered_as_the_sdk_answers_it(
+    data: Path, body: Any, headers: dict[str, str]
+) -> None:
+    content = body if isinstance(body, str) else json.dumps(body)
+    headers = routed(body, headers)
+    async with sse_apps(data) as (ours, sdk):
+        mine = await ours.post(URL, content=content, headers=headers)
+        theirs = await sdk.post(URL, content=content, headers=headers)
+    assert mine.status_code == theirs.status_code
+    assert mine.headers.get("content-type") == theirs.headers.get("content-type")
+    if theirs.headers.get("content-type") == "application/json" and theirs.content:
+        assert mine.json() == theirs.json()
+    else:
+        assert mine.content == theirs.content
+
+
+async def test_a_2026_call_silent_past_the_window_becomes_a_stream_with_pings(
+    data: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """As the SDK's SSE mode: a proxy's idle timeout cannot cut a long call."""
+    from run_repl.mcp import http_streams
+
+    monkeypatch.setattr(http_streams, "SILENT_WINDOW_S", 0.01)
+    slow = "let n = 0; for (let i = 0; i < 1e6; i++) n += 1; n / 5e5"  # a while, silent
+    async with apps(data) as (ours, _):
+        body = modern("tools/call", {"name": "run", "arguments": {"code": slow}})
+        answer = await ours.post(URL, json=body, headers=routed(body, MODERN))
+    assert answer.status_code == 200
+    assert answer.headers["content-type"] == "text/event-stream"
+    text = answer.text
+    assert text.startswith(": ping\r\n\r\n")
+    last = text.rstrip("\r\n").split("\r\n\r\n")[-1]
+    assert last.startswith("event: message\r\ndata: ")
+    reply = json.loads(last.split("data: ", 1)[1])
+    assert reply["id"] == 2 and reply["result"]["structuredContent"]["value"] == 2

@@ -15,6 +15,11 @@ request per call). Prints:
   (paced the same), and the server process's CPU per call from /proc/PID/stat
   (utime + stime, over --cpu-rounds calls back to back: /proc counts in 10 ms ticks);
   `docs` (no sandbox);
+- interleaved, one of each per round so that the three see the same load: the engine
+  alone, stdio with the SDK's client, and stdio with a minimal client of this file's
+  own (one JSON line written, lines read until the answer's): the server's share of
+  the round trip, without the SDK client's (its pydantic models, its output-schema
+  check, its reader thread), which the other figures include;
 - a decision: a `run` that publishes a draft waits for approval; this process decides
   it through the store's flow (as `run-repl approvals approve` does), which resumes the
   run here: from the decision, and from the store holding the outcome, to the call's return;
@@ -26,9 +31,10 @@ request per call). Prints:
 CPU is the process's own (its sandbox workers are other processes, in both cases).
 `--store URL` puts the server and the engine on a team's PostgreSQL store (in a
 schema of their own, dropped at the end). `--profile FILE` then runs --cpu-rounds more
-through a stdio server under cProfile (CPU time of its event loop's thread, from the end
-of its warm-up; other threads are not profiled), counts the collector's pauses, and
-prints both (FILE.prof stays for pstats).
+through a stdio server and through an HTTP server (2025-11-25) under cProfile (CPU time
+of its event loop's thread, from the end of its warm-up; other threads are not
+profiled), counts the collector's pauses, and prints both, by package and by function
+(FILE-stdio.prof and FILE-http.prof stay for pstats).
 Figures on a loaded machine are inflated: rerun on a quiet one.
 """
 
@@ -222,14 +228,19 @@ HTTP_TOKEN = "bench-token-of-at-least-twenty-four-characters"
 
 
 @asynccontextmanager
-async def http_session(tmp: Path, data: Path, mode: str) -> AsyncIterator[tuple[Client, int]]:
+async def http_session(
+    tmp: Path, data: Path, mode: str, profile: str | None = None
+) -> AsyncIterator[tuple[Client, int]]:
+    env = {**environment(tmp), "RUN_REPL_MCP_TOKEN": HTTP_TOKEN}  # HTTP needs credentials
+    if profile:
+        env["BENCH_PROFILE"] = profile
     process = subprocess.Popen(
-        [sys.executable, *server_args(data, "--http", "127.0.0.1:0")],
+        [sys.executable, *server_args(data, "--http", "127.0.0.1:0", profiled=profile is not None)],
         stdin=subprocess.DEVNULL,
         stdout=subprocess.DEVNULL,
         stderr=subprocess.PIPE,
         text=True,
-        env={**environment(tmp), "RUN_REPL_MCP_TOKEN": HTTP_TOKEN},  # HTTP needs credentials
+        env=env,
     )
     assert process.stderr is not None
     url = None
@@ -287,6 +298,78 @@ async def tool_figures(client: Client, pid: int, rounds: int, cpu_rounds: int) -
     if client.protocol_version != "2026-07-28":  # no ping there
         figures["ping_cpu"] = await cpu_per_call(ping, cpu_rounds, pid)
     return figures
+
+
+# ------------------------------------------------------------------ a minimal stdio client
+@asynccontextmanager
+async def raw_stdio(tmp: Path, data: Path) -> AsyncIterator[Callable[[], Awaitable[None]]]:
+    """A trivial run through a stdio server driven by hand (JSON lines over the pipes,
+    after the handshake), as a function to call."""
+    import json
+
+    process = await asyncio.create_subprocess_exec(
+        sys.executable,
+        *server_args(data, "--approval-wait", "120"),
+        stdin=asyncio.subprocess.PIPE,
+        stdout=asyncio.subprocess.PIPE,
+        stderr=(tmp / "stdio-stderr.txt").open("a"),
+        env=environment(tmp),
+        limit=16 << 20,
+    )
+    assert process.stdin is not None and process.stdout is not None
+    stdin, stdout = process.stdin, process.stdout
+
+    async def ask(id: int, method: str, params: dict[str, Any]) -> dict[str, Any]:
+        line = {"jsonrpc": "2.0", "id": id, "method": method, "params": params}
+        stdin.write(json.dumps(line).encode() + b"\n")
+        await stdin.drain()
+        while True:
+            answer = json.loads(await stdout.readline())
+            if answer.get("id") == id:
+                return answer
+
+    try:
+        hello = {"protocolVersion": "2025-11-25", "capabilities": {}}
+        await ask(0, "initialize", {**hello, "clientInfo": {"name": "bench", "version": "1"}})
+        stdin.write(b'{"jsonrpc":"2.0","method":"notifications/initialized"}\n')
+        call = {"name": "run", "arguments": {"code": TRIVIAL}}
+        ids = iter(range(1, 1 << 30))
+        for _ in range(3):
+            await ask(next(ids), "tools/call", call)
+
+        async def once() -> None:
+            answer = await ask(next(ids), "tools/call", call)
+            assert not answer["result"].get("isError"), answer
+
+        yield once
+    finally:
+        stdin.close()
+        await process.wait()
+
+
+async def interleaved(tmp: Path, data: Path, rounds: int) -> dict[str, list[float]]:
+    """Round trips of the engine alone, of stdio with the SDK's client and of stdio with
+    the minimal client, one of each per round (paced): on a machine whose load moves,
+    the three see the same load."""
+    samples: dict[str, list[float]] = {"engine": [], "sdk": [], "minimal": []}
+    with open_workspace(None, data_dir_override=str(data)) as ws:
+
+        async def engine() -> None:
+            result = await ws.runner.run(TRIVIAL, ws.host.functions)
+            assert result.status == "ok", result.error
+
+        async def sdk_call() -> None:
+            result = await client.call_tool("run", {"code": TRIVIAL})
+            assert not result.is_error, result.content
+
+        async with stdio_session(tmp, data, "legacy") as (client, _), raw_stdio(tmp, data) as raw:
+            for _ in range(3):
+                await engine()
+                await sdk_call()
+            for _ in range(rounds):
+                for name, once in (("engine", engine), ("sdk", sdk_call), ("minimal", raw)):
+                    samples[name] += await paced(once, 1)
+    return samples
 
 
 # ------------------------------------------------------------------ a decision
@@ -353,6 +436,7 @@ async def main(rounds: int, cpu_rounds: int, decision_rounds: int, profile: str 
                     figures[f"http {revision}"] = await tool_figures(
                         client, pid, rounds, cpu_rounds
                     )
+            side = await interleaved(tmp, data, rounds)
             if profile:
                 await profiled_runs(tmp, data, profile, cpu_rounds)
         finally:
@@ -380,6 +464,12 @@ async def main(rounds: int, cpu_rounds: int, decision_rounds: int, profile: str 
             f"(bad argument) {ms(f['refused_cpu'])}{ping}"
         )
         print(f"  the client's CPU per run call (this process): {ms(f['client_cpu'])}")
+    print("interleaved, one of each per round (the same load for the three):")
+    print(f"  engine alone:                      {median_ms(side['engine'])}")
+    print(f"  stdio 2025-11-25, the SDK client:  {median_ms(side['sdk'])}")
+    print(
+        f"  stdio 2025-11-25, a minimal client (JSON lines by hand): {median_ms(side['minimal'])}"
+    )
     print(f"decision -> tool returns:         {median_ms(decided)}  (includes the resume)")
     print(f"store settled -> tool returns:    {median_ms(settled)}")
     print("\ntargets (against the engine alone):")
@@ -388,6 +478,14 @@ async def main(rounds: int, cpu_rounds: int, decision_rounds: int, profile: str 
         cpu_ratio = f["cpu"] / engine["cpu"] if engine["cpu"] else float("inf")
         if name.startswith("stdio"):
             said = f"round trip {ratio:5.2f}x (target <= {TARGET_STDIO_RATIO}x: {_met(ratio, TARGET_STDIO_RATIO)}); server CPU {cpu_ratio:5.2f}x"
+            if name == "stdio 2025-11-25":
+                alone = statistics.median(side["engine"])
+                sdk = statistics.median(side["sdk"]) / alone
+                mine = statistics.median(side["minimal"]) / alone
+                said += (
+                    f"\n  {'':<17} interleaved: round trip {sdk:5.2f}x ({_met(sdk, TARGET_STDIO_RATIO)}),"
+                    f" with the minimal client {mine:5.2f}x ({_met(mine, TARGET_STDIO_RATIO)})"
+                )
         else:
             said = f"round trip {ratio:5.2f}x; server CPU {cpu_ratio:5.2f}x (target <= {TARGET_HTTP_CPU_RATIO}x: {_met(cpu_ratio, TARGET_HTTP_CPU_RATIO)})"
         print(f"  {name:<17} {said}")
@@ -405,38 +503,88 @@ async def main(rounds: int, cpu_rounds: int, decision_rounds: int, profile: str 
 
 
 async def profiled_runs(tmp: Path, data: Path, profile: str, cpu_rounds: int) -> None:
-    """Trivial runs through a stdio server under the profile launcher, after its warm-up."""
-    async with stdio_session(tmp, data, "legacy", profile=profile) as (client, pid):
-        await client.list_tools()
-        for _ in range(5):
-            await client.call_tool("run", {"code": TRIVIAL})
-        os.kill(pid, signal.SIGUSR1)
-        await anyio.sleep(0.2)
-        for _ in range(cpu_rounds):
-            result = await client.call_tool("run", {"code": TRIVIAL})
-            assert not result.is_error, result.content
-    for _ in range(100):  # it writes the profile as it exits
-        if Path(profile + ".gc").exists():
-            break
-        await anyio.sleep(0.1)
-    Path(profile + ".runs").write_text(str(cpu_rounds))
+    """Trivial runs through a stdio and an HTTP server under the profile launcher,
+    after their warm-up."""
+    for transport in ("stdio", "http"):
+        out = f"{profile}-{transport}"
+        session = (
+            stdio_session(tmp, data, "legacy", profile=out)
+            if transport == "stdio"
+            else http_session(tmp, data, "legacy", profile=out)
+        )
+        async with session as (client, pid):
+            await client.list_tools()
+            for _ in range(5):
+                await client.call_tool("run", {"code": TRIVIAL})
+            os.kill(pid, signal.SIGUSR1)
+            await anyio.sleep(0.2)
+            for _ in range(cpu_rounds):
+                result = await client.call_tool("run", {"code": TRIVIAL})
+                assert not result.is_error, result.content
+        for _ in range(100):  # it writes the profile as it exits
+            if Path(out + ".gc").exists():
+                break
+            await anyio.sleep(0.1)
+        Path(out + ".runs").write_text(str(cpu_rounds))
+
+
+# Where a profiled function's own time is counted: the first of these in its file's path.
+PACKAGES = (
+    "run_repl/mcp",
+    "run_repl/sandbox",
+    "run_repl/store",
+    "run_repl",
+    "site-packages/mcp/",
+    "mcp_types",
+    "uvicorn",
+    "starlette",
+    "anyio",
+    "sniffio",
+    "pydantic",
+    "asyncio",
+    "concurrent",
+    "threading",
+    "json",
+)
+
+
+def by_package(stats: pstats.Stats, runs: int) -> None:
+    own: dict[str, float] = {}
+    calls: dict[str, int] = {}
+    for (path, _line, function), row in stats.stats.items():  # type: ignore[attr-defined]
+        where = next((p for p in PACKAGES if p in path), None)
+        if where is None:
+            where = f"built-in {function}" if path == "~" else Path(path).name
+        own[where] = own.get(where, 0.0) + row[2]
+        calls[where] = calls.get(where, 0) + row[1]
+    for where, seconds in sorted(own.items(), key=lambda kv: -kv[1])[:16]:
+        print(f"    {seconds * 1000 / runs:6.3f} ms  {calls[where] / runs:6.1f} calls  {where}")
 
 
 def profile_report(profile: str, top: int = 30) -> None:
-    runs = int(Path(profile + ".runs").read_text())
-    lines = Path(profile + ".gc").read_text().splitlines()
-    print(
-        f"\nstdio server, {runs} trivial runs under cProfile (CPU time of its event loop's thread):"
-    )
-    print(f"  the collector ({lines[0]}):")
-    for line in lines[1:]:
-        gen, count, seconds = line.split()
-        print(f"    generation {gen}: {count} collections, {float(seconds) * 1000:.1f} ms in all")
-    stats = pstats.Stats(profile + ".prof")
-    print(f"  {stats.total_calls / runs:.0f} Python calls per run; by own time:")  # type: ignore[attr-defined]
-    stats.sort_stats("tottime").print_stats(top)
-    print("by cumulative time:")
-    stats.sort_stats("cumulative").print_stats(top)
+    for transport in ("stdio", "http"):
+        out = f"{profile}-{transport}"
+        runs = int(Path(out + ".runs").read_text())
+        lines = Path(out + ".gc").read_text().splitlines()
+        print(
+            f"\n{transport} server, {runs} trivial runs under cProfile (CPU time of its event "
+            "loop's thread; the profiler's own cost inflates every figure):"
+        )
+        print(f"  the collector ({lines[0]}):")
+        for line in lines[1:]:
+            gen, count, seconds = line.split()
+            print(
+                f"    generation {gen}: {count} collections, {float(seconds) * 1000:.1f} ms in all"
+            )
+        stats = pstats.Stats(out + ".prof")
+        print(
+            f"  {stats.total_calls / runs:.0f} Python calls per run; own time by package, per run:"
+        )  # type: ignore[attr-defined]
+        by_package(stats, runs)
+        print("  by own time:")
+        stats.sort_stats("tottime").print_stats(top)
+        print("by cumulative time:")
+        stats.sort_stats("cumulative").print_stats(top)
 
 
 def _met(ratio: float, target: float) -> str:

@@ -182,7 +182,7 @@ class ShortPath:
         with anyio.CancelScope() as cancel:
             # The only reader of the connection once the body is in: its disconnect.
             watch = asyncio.ensure_future(_disconnected(receive))
-            watch.add_done_callback(lambda done: done.cancelled() or cancel.cancel())
+            watch.add_done_callback(lambda done: None if done.cancelled() else cancel.cancel())
             try:
                 result = await serve_one(
                     self.server,
@@ -226,7 +226,7 @@ class ModernShortPath:
         stream = _SilentWindow(send)
         with anyio.CancelScope() as cancel:
             watch = asyncio.ensure_future(_disconnected(receive))
-            watch.add_done_callback(lambda done: done.cancelled() or cancel.cancel())
+            watch.add_done_callback(lambda done: None if done.cancelled() else cancel.cancel())
             try:
                 await handle_modern_request(
                     self.server,

@@ -119,6 +119,7 @@ class MainScreen(Screen[None]):
         width). Shown by hand on a narrow screen, it folds again once the screen crosses
         CATALOG_MIN_WIDTH; hidden by hand on a wide one, it stays hidden."""
         self._catalog_fits: bool | None = None
+        self._shown_once = False
 
     # ------------------------------------------------------------------ layout
     def compose(self) -> ComposeResult:
@@ -204,7 +205,14 @@ class MainScreen(Screen[None]):
     def on_resize(self, event: events.Resize) -> None:
         self.fit_layout()
 
-    def on_screen_resume(self) -> None:
+    def on_screen_resume(self, event: events.ScreenResume) -> None:
+        if not self._shown_once:
+            # Shown for the first time, right after its widgets were mounted and styled
+            # (the width classes set in compose): restyling them all again, as Textual
+            # does on every first show, changes nothing (a tenth of starting the IDE).
+            # Handled here before Screen's own handler, which reads the flag.
+            self._shown_once = True
+            event.refresh_styles = False
         # A resize under a modal screen reaches this one only as a new size.
         self.fit_layout()
 

@@ -100,3 +100,16 @@ def test_no_comment_or_docstring_names_a_seed_document_instead_of_the_behaviour(
                 if SEED_NAME.search(line):
                     bad.append(f"{path.relative_to(ROOT)}:{number}: {line.strip()}")
     assert not bad, "say what the behaviour is, not which seed it came from:\n" + "\n".join(bad)
+
+
+def test_no_test_module_imports_a_conftest_by_name() -> None:
+    """`from conftest import x` finds whichever conftest pytest imported last (the tests
+    have no packages), so it depends on the collection order: what tests share by import
+    lives in a module named for it (tui_helpers, mcp_harness, seeded_data)."""
+    by_name = re.compile(r"^(from conftest import|import conftest)\b", re.MULTILINE)
+    found = [
+        str(path.relative_to(ROOT))
+        for path in sorted((ROOT / "tests").rglob("*.py"))
+        if "__pycache__" not in path.parts and by_name.search(path.read_text(encoding="utf-8"))
+    ]
+    assert found == []

@@ -119,6 +119,7 @@ class MainScreen(Screen[None]):
         width). Shown by hand on a narrow screen, it folds again once the screen crosses
         CATALOG_MIN_WIDTH; hidden by hand on a wide one, it stays hidden."""
         self._catalog_fits: bool | None = None
+        self._shown_once = False
 
     # ------------------------------------------------------------------ layout
     def compose(self) -> ComposeResult:
@@ -133,10 +134,18 @@ class MainScreen(Screen[None]):
                 ),
                 *[b for b in stored if b.path != self.ide.initial_file],
             ]
+        # The width classes before any panel is styled: set on mount, they restyled every
+        # widget a second time at each start (a seventh of starting the IDE).
+        self.update_classes(self._width_classes())
+        shown, fits = self._catalog_shown()
         with Horizontal(id="main"):
             catalog = HostCatalog(self.ide.host_functions, id="catalog")
             catalog.border_title = f"Host: {self.ws.host.name}"
-            catalog.add_class("panel")
+            # update=False: not mounted yet, it is styled once when it is (a class change
+            # now would style it, and again on mount).
+            catalog.add_class("panel", update=False)
+            catalog.set_class(not shown, "-hidden", update=False)
+            catalog.set_class(shown and not fits, "-drawer", update=False)
             yield catalog
             with Vertical(id="left"):
                 editor = EditorTabs(
@@ -150,7 +159,7 @@ class MainScreen(Screen[None]):
                     id="editor",
                 )
                 editor.border_title = "Editor"
-                editor.add_class("panel")
+                editor.add_class("panel", update=False)
                 yield editor
                 with TabbedContent(id="bottom", classes="panel") as bottom:
                     bottom.border_title = "Logs"
@@ -196,20 +205,35 @@ class MainScreen(Screen[None]):
     def on_resize(self, event: events.Resize) -> None:
         self.fit_layout()
 
-    def on_screen_resume(self) -> None:
+    def on_screen_resume(self, event: events.ScreenResume) -> None:
+        if not self._shown_once:
+            # Shown for the first time, right after its widgets were mounted and styled
+            # (the width classes set in compose): restyling them all again, as Textual
+            # does on every first show, changes nothing (a tenth of starting the IDE).
+            # Handled here before Screen's own handler, which reads the flag.
+            self._shown_once = True
+            event.refresh_styles = False
         # A resize under a modal screen reaches this one only as a new size.
         self.fit_layout()
 
-    def fit_layout(self) -> None:
-        """Size the panels for the terminal's width, and show or fold the catalog."""
+    def _width_classes(self) -> dict[str, bool]:
         width = self.app.size.width
         current = max((w, name) for w, name in self.WIDTHS if width >= w)[1]
-        self.update_classes({name: name == current for _, name in self.WIDTHS})
-        fits = width >= self.CATALOG_MIN_WIDTH
+        return {name: name == current for _, name in self.WIDTHS}
+
+    def _catalog_shown(self) -> tuple[bool, bool]:
+        """Whether the catalog is shown, and whether it fits beside the editor."""
+        fits = self.app.size.width >= self.CATALOG_MIN_WIDTH
+        return (fits if self.catalog_choice is None else self.catalog_choice), fits
+
+    def fit_layout(self) -> None:
+        """Size the panels for the terminal's width, and show or fold the catalog."""
+        self.update_classes(self._width_classes())
+        fits = self.app.size.width >= self.CATALOG_MIN_WIDTH
         if self._catalog_fits is not None and fits != self._catalog_fits and self.catalog_choice:
             self.catalog_choice = None
         self._catalog_fits = fits
-        shown = fits if self.catalog_choice is None else self.catalog_choice
+        shown, fits = self._catalog_shown()
         catalog = self.query_one(HostCatalog)
         catalog.set_class(not shown, "-hidden")
         # Where it does not fit beside the editor, it is drawn over the editor's left side.

@@ -13,8 +13,8 @@ from typing import Any
 
 import pytest
 import pytest_asyncio
-from conftest import seeded
 from mcp_harness import Server, in_own_task, mcp_server, text_of
+from seeded_data import seeded
 
 from run_repl.sandbox.wire.nesting import MAX_DEPTH
 

@@ -23,9 +23,16 @@ async def test_a_principal_pages_its_value_while_it_is_being_written(
     with open_workspace(None, data_dir_override=str(tmp_path / "data")) as ws:
         written = threading.Event()
         real = ws.store.put_items
+        tried: set[str] = set()
 
         def held(item: Any) -> None:
-            written.wait(30)  # the writer thread is slow: the reply goes out first
+            # A run returns once the store has its values, unless writing one fails: then
+            # the reply goes out and the writer tries again behind. The first try fails;
+            # the second waits until the page has been read.
+            if item.ref not in tried:
+                tried.add(item.ref)
+                raise OSError("the disk is full")
+            written.wait(30)
             real(item)
 
         monkeypatch.setattr(ws.store, "put_items", held)
@@ -38,6 +45,8 @@ async def test_a_principal_pages_its_value_while_it_is_being_written(
                 page = await client.call_tool(
                     "expand_result", {"value_ref": ref, "offset": 10, "limit": 3}
                 )
+                assert not written.is_set() and ws.store.get_items(ref) is None
+                written.set()  # the write lands; closing the server waits for it
         finally:
             written.set()
     assert not page.is_error, page.structured_content

@@ -18,11 +18,11 @@ from typing import Any
 import anyio
 import pytest
 import pytest_asyncio
-from conftest import seeded
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 from jsonschema import Draft7Validator, Draft202012Validator
 from mcp_harness import Server, cli, in_own_task, mcp_server
+from seeded_data import seeded
 
 from run_repl.mcp import tool_models
 from run_repl.mcp.tool_errors import ToolError

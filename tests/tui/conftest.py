@@ -45,10 +45,23 @@ _parsed: dict[tuple[Any, ...], list[RuleSet]] = {}
 _parse_rules = Stylesheet._parse_rules
 
 
+def _variables_key(self: Stylesheet) -> frozenset[tuple[str, str]]:
+    # Hundreds of variables, hashed for each of the ~500 parses of an app's start (a
+    # fortieth of the IDE tests' CPU): made once per variables dict, which Textual only
+    # ever replaces (set_variables), never changes in place.
+    held = self.__dict__.get("_run_repl_variables_key")
+    if held is None or held[0] is not self._variables:
+        held = self.__dict__["_run_repl_variables_key"] = (
+            self._variables,
+            frozenset(self._variables.items()),
+        )
+    return held[1]
+
+
 def _parse_rules_once(
     self: Stylesheet, css: str, read_from: Any, *args: Any, **kw: Any
 ) -> list[RuleSet]:
-    key = (css, read_from, args, tuple(sorted(kw.items())), frozenset(self._variables.items()))
+    key = (css, read_from, args, tuple(sorted(kw.items())), _variables_key(self))
     rules = _parsed.get(key)
     if rules is None:
         rules = _parsed[key] = _parse_rules(self, css, read_from, *args, **kw)

@@ -3,7 +3,8 @@
 `run_repl/tui/components/editor/editor.py` replaces the private
 `SyntaxAwareDocument.prepare_query` for the whole process (one compiled highlight
 query shared by every TypeScript document) and reads Textual's bundled
-`javascript.scm` by path. Neither is Textual's public API, and `pyproject.toml`
+`javascript.scm` by path; `run_repl/tui/components/key_footer.py` sets the private
+`FooterKey`'s `compact` before mounting it. None is Textual's public API, and `pyproject.toml`
 pins the Textual versions these tests passed on: when a release moves either, these
 fail with what to look at, instead of highlighting quietly going off.
 """
@@ -59,3 +60,30 @@ def test_other_languages_compile_their_own_queries() -> None:
     other = Language(tree_sitter_typescript.language_typescript())
     one, two = SyntaxAwareDocument("a", other), SyntaxAwareDocument("b", other)
     assert one.prepare_query("(identifier) @x") is not two.prepare_query("(identifier) @x")
+
+
+def test_textual_footer_keys_still_start_compact_and_are_bound_to_the_footer() -> None:
+    # run_repl/tui/components/key_footer.py sets each key's `compact` before it is
+    # mounted (FooterKey lives in the private textual.widgets._footer).
+    from textual.widgets import Footer
+    from textual.widgets._footer import FooterKey
+
+    assert "compact" in FooterKey._reactives and "compact" in Footer._reactives, (
+        "Textual's FooterKey or Footer lost its `compact` reactive: update KeyFooter.compose "
+        "in run_repl/tui/components/key_footer.py"
+    )
+    from textual.dom import DOMNode
+
+    from run_repl.tui.components.key_footer import FOOTER_KEYS_START_COMPACT
+
+    assert FooterKey.compact._default is FOOTER_KEYS_START_COMPACT, (
+        "Textual's FooterKey.compact has another default: update FOOTER_KEYS_START_COMPACT"
+    )
+    assert "data_bind(compact=Footer.compact)" in inspect.getsource(Footer.compose), (
+        "Textual's Footer no longer binds its keys' `compact` on mount: KeyFooter.compose "
+        "may set it for nothing"
+    )
+    assert "self._reactive_connect[name]" in inspect.getsource(DOMNode.data_bind), (
+        "Textual's data_bind no longer keeps its bindings in `_reactive_connect`: "
+        "KeyFooter.compose tells the bound keys by it"
+    )

@@ -5,6 +5,8 @@ from __future__ import annotations
 
 from typing import Any
 
+import pytest
+from textual.dom import DOMNode
 from textual.widgets._footer import FooterKey
 from tui_helpers import settle
 
@@ -49,3 +51,32 @@ async def test_the_footer_follows_the_focus_and_is_kept_while_its_keys_stay(
     assert app.focused is not None and app.focused is not app.main.editor_tabs.active_editor
     assert shown(app) == expected(app) != in_editor
     assert footer.is_attached
+
+
+async def test_a_rebuilt_footer_styles_each_key_once(
+    app_and_pilot: tuple[RunReplApp, Any], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A key is made compact or not before it is mounted: Textual's keys start compact
+    and are told otherwise once mounted, which restyled each key twice more at every
+    rebuild (every focus move that changes the keys)."""
+    app, pilot = app_and_pilot
+    await settle(pilot)
+    restyled: list[DOMNode] = []
+    update = DOMNode.update_node_styles
+
+    def recorded(self: DOMNode, animate: bool = True) -> None:
+        if isinstance(self, FooterKey):
+            restyled.append(self)
+        update(self, animate)
+
+    monkeypatch.setattr(DOMNode, "update_node_styles", recorded)
+    before = list(app.query(FooterKey))
+    await pilot.press("f4", "f4")  # the value panel: other keys, a rebuilt footer
+    await settle(pilot)
+    after = list(app.query(FooterKey))
+    assert after and not set(after) & set(before)
+    assert restyled == []
+    assert [key.has_class("-compact") for key in after] == [key.compact for key in after]
+    assert [key.compact for key in after if not key.has_class("-command-palette")] == [False] * (
+        len(after) - 1
+    )

@@ -8,6 +8,9 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from textual import events
+from textual.css.stylesheet import Stylesheet
+from textual.dom import DOMNode
 from tui_helpers import make_app
 
 from run_repl.tui.app import RunReplApp
@@ -57,6 +60,65 @@ async def test_the_panels_fit_the_terminal(
         assert got["catalog"] == catalog, got
         # Nothing is pushed off the screen.
         assert app.query_one("#right").region.right == size[0]
+
+
+@pytest.mark.parametrize(
+    ("size", "width_class", "catalog_classes"),
+    [((90, 30), "-compact", {"-hidden"}), ((160, 48), "-wide", set())],
+)
+async def test_the_panels_are_first_styled_for_the_terminals_width(
+    data_dir: Path,
+    monkeypatch: pytest.MonkeyPatch,
+    size: tuple[int, int],
+    width_class: str,
+    catalog_classes: set[str],
+) -> None:
+    """The width class and the catalog's fold are there when the panels are first
+    styled: set on mount, they restyled every widget a second time at each start."""
+    first: dict[str, set[str]] = {}
+    apply = Stylesheet.apply
+
+    def recorded(self: Stylesheet, node: DOMNode, *args: Any, **kwargs: Any) -> None:
+        if node.id == "left" and "screen" not in first:
+            first["screen"] = set(node.screen.classes)
+        if node.id == "catalog" and "catalog" not in first:
+            first["catalog"] = set(node.classes) & {"-hidden", "-drawer"}
+        apply(self, node, *args, **kwargs)
+
+    monkeypatch.setattr(Stylesheet, "apply", recorded)
+    app = make_app(data_dir)
+    async with app.run_test(size=size) as pilot:
+        await pilot.pause()
+        widths = {name for _, name in app.main.WIDTHS}
+        assert set(app.main.classes) & widths == {width_class}
+        assert first["screen"] & widths == {width_class}
+        assert first["catalog"] == catalog_classes
+
+
+async def test_starting_styles_each_panel_once(
+    data_dir: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A panel is styled as it is mounted, and not again as the screen first shows (what
+    Textual's first ScreenResume does: nothing has changed since, its widgets were just
+    styled); shown again later, it is restyled when Textual asks."""
+    styled: list[str] = []
+    apply = Stylesheet.apply
+
+    def recorded(self: Stylesheet, node: DOMNode, *args: Any, **kwargs: Any) -> None:
+        if node.id in ("left", "right", "catalog"):
+            styled.append(node.id)
+        apply(self, node, *args, **kwargs)
+
+    monkeypatch.setattr(Stylesheet, "apply", recorded)
+    app = make_app(data_dir)
+    async with app.run_test(size=(160, 48)) as pilot:
+        await pilot.pause()
+        assert sorted(styled) == ["catalog", "left", "right"]
+        styled.clear()
+        # Shown again later (a mode switched back to, say), it is restyled as Textual says.
+        app.main.post_message(events.ScreenResume(refresh_styles=True))
+        await pilot.pause()
+        assert sorted(styled) == ["catalog", "left", "right"]
 
 
 async def test_ctrl_b_on_a_narrow_screen_shows_the_catalog_over_the_editor(

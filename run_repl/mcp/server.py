@@ -58,6 +58,7 @@ from .declarations import declarations
 from .http_auth import BearerAuth, TokenTable, principal_of
 from .http_guard import BodyLimit, HostOriginGuard, HttpLimits, guarded_protocol
 from .idempotency import Reservation, reserve, run_of
+from .recent_owners import RecentOwners
 from .replies import (
     docs_reply,
     error_reply,
@@ -141,6 +142,7 @@ class RunReplMcp:
             max_runs_in_flight=ws.runner.max_runs_in_flight,
         )
         self.watch = ApprovalWatch(ws.store)
+        self._owners = RecentOwners()  # whose the runs made here are, for expand_result
         self._resumer: Resumer | None = None
         self._resumer_stop = asyncio.Event()
         self._resumer_task: asyncio.Task[None] | None = None
@@ -422,6 +424,8 @@ class RunReplMcp:
         def keep(result: RunResult | None) -> None:
             values = holding.close()
             if result is not None:
+                if owner is not None and result.run_id is not None:
+                    self._owners.keep(result.run_id, owner)
                 self.ws.remember(result, code, owner, values=values)
             else:
                 self.ws.runner.store_now(values)
@@ -522,7 +526,9 @@ class RunReplMcp:
         limit = args.limit if args.limit is not None else min(BUDGET_LINES, MAX_PAGE)
         if principal is not None:
             made_by = self.ws.runner.recent_run_of(args.ref)  # written behind: not stored yet
-            if made_by is not None:
+            if made_by is not None and self._owners.of(made_by) is not None:
+                owner = self._owners.of(made_by)  # made here: known without the history
+            elif made_by is not None:
                 owner = await asyncio.to_thread(self.ws.store.owner_of_run, made_by)
             else:
                 owner = await asyncio.to_thread(self.ws.store.owner_of_ref, args.ref)

@@ -109,17 +109,11 @@ async def measure(url: str, data: Path, tmp: Path, source: str, runs: int) -> di
 
 
 async def main(args: argparse.Namespace) -> int:
-    from pg_server import PgServer, ServerUnavailable
+    from pg_server import STATEMENT_COUNTS, PgServer, ServerUnavailable
 
     tmp = Path(tempfile.mkdtemp(prefix="run-repl-writes-"))
     os.chmod(tmp, 0o755)  # the server's own user (postgres, as root) walks into it
-    pg = PgServer(
-        tmp / "pg",
-        options=(
-            "-c shared_preload_libraries=pg_stat_statements",
-            "-c pg_stat_statements.track=all",
-        ),
-    )
+    pg = PgServer(tmp / "pg", options=STATEMENT_COUNTS)
     try:
         base = pg.start(die_with=os.getpid())
     except ServerUnavailable as exc:

@@ -526,11 +526,11 @@ class RunReplMcp:
         limit = args.limit if args.limit is not None else min(BUDGET_LINES, MAX_PAGE)
         if principal is not None:
             made_by = self.ws.runner.recent_run_of(args.ref)  # written behind: not stored yet
-            if made_by is not None and self._owners.of(made_by) is not None:
-                owner = self._owners.of(made_by)  # made here: known without the history
-            elif made_by is not None:
+            # Made here: known without reading the history.
+            owner = self._owners.of(made_by) if made_by is not None else None
+            if owner is None and made_by is not None:
                 owner = await asyncio.to_thread(self.ws.store.owner_of_run, made_by)
-            else:
+            elif owner is None:
                 owner = await asyncio.to_thread(self.ws.store.owner_of_ref, args.ref)
             if owner != principal:  # another's ref reads as an unknown one: ids are no keys
                 exc = ResultRefNotFound(args.ref)

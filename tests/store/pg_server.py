@@ -38,6 +38,11 @@ from pathlib import Path
 USER = "runrepl"
 DATABASE = "run_repl_test"
 URL_FILE = "url"
+# The benches' server: pg_stat_statements loaded, every statement counted (nested ones too).
+STATEMENT_COUNTS = (
+    "-c shared_preload_libraries=pg_stat_statements",
+    "-c pg_stat_statements.track=all",
+)
 WATCH_POLL_S = 0.5  # how often the watchdog looks at the `--die-with` process
 
 

@@ -52,6 +52,25 @@ async def paused(runner: Runner, store: Store, bank: ModuleType, resume_by: str 
     return approval
 
 
+async def started(
+    store: Store, runner: Runner, bank: ModuleType, probe: Any, heard: list[Resumed]
+) -> tuple[Resumer, asyncio.Event, asyncio.Task[None]]:
+    """A resumer of the bank's host functions (those of `probe`'s run), registered."""
+    resumer = Resumer(
+        store,
+        runner,
+        bank.HOSTS,
+        host=HOST,
+        digest=manifest_digest_of(probe.continuation) or "",
+        on_resumed=heard.append,
+    )
+    stop = asyncio.Event()
+    loop = asyncio.create_task(resumer.run(stop))
+    while store.get_executor(resumer.id) is None:
+        await asyncio.sleep(0.01)
+    return resumer, stop, loop
+
+
 async def test_the_starter_first_then_a_server_with_the_same_functions_then_here(
     spec: str, store: Store, runner: Runner, bank: ModuleType
 ) -> None:
@@ -145,18 +164,7 @@ async def test_a_resumer_resumes_what_is_decided_for_it_once_and_leaves_when_sto
 ) -> None:
     probe = await paused(runner, store, bank, None)
     heard: list[Resumed] = []
-    resumer = Resumer(
-        store,
-        runner,
-        bank.HOSTS,
-        host=HOST,
-        digest=manifest_digest_of(probe.continuation) or "",
-        on_resumed=heard.append,
-    )
-    stop = asyncio.Event()
-    loop = asyncio.create_task(resumer.run(stop))
-    while store.get_executor(resumer.id) is None:
-        await asyncio.sleep(0.01)
+    resumer, stop, loop = await started(store, runner, bank, probe, heard)
     mine = await paused(runner, store, bank, resumer.id)
     done = await dispatch(store, runner, bank.HOSTS, {probe.id: True, **{}})
     assert done.executor is not None and done.executor.id == resumer.id
@@ -193,18 +201,7 @@ async def test_a_resume_on_a_full_runner_waits_for_its_slot_ahead_of_new_runs(
         return 1
 
     heard: list[Resumed] = []
-    resumer = Resumer(
-        store,
-        one,
-        bank.HOSTS,
-        host=HOST,
-        digest=manifest_digest_of(probe.continuation) or "",
-        on_resumed=heard.append,
-    )
-    stop = asyncio.Event()
-    loop = asyncio.create_task(resumer.run(stop))
-    while store.get_executor(resumer.id) is None:
-        await asyncio.sleep(0.01)
+    resumer, stop, loop = await started(store, one, bank, probe, heard)
     hog = asyncio.create_task(one.run("return await h.hold()", {"h": {"hold": hold}}))
     await holding.wait()  # the runner's one slot is taken
     done = await dispatch(store, one, bank.HOSTS, {probe.id: True})

@@ -233,7 +233,7 @@ class MainScreen(Screen[None]):
         if self._catalog_fits is not None and fits != self._catalog_fits and self.catalog_choice:
             self.catalog_choice = None
         self._catalog_fits = fits
-        shown, fits = self._catalog_shown()
+        shown, _ = self._catalog_shown()  # after a choice that no longer holds is dropped
         catalog = self.query_one(HostCatalog)
         catalog.set_class(not shown, "-hidden")
         # Where it does not fit beside the editor, it is drawn over the editor's left side.

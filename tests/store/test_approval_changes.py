@@ -104,3 +104,42 @@ def test_a_server_store_pushes_changes_rather_than_being_asked(postgres_spec: st
     assert store.wait_approvals_change(since, 30) > since  # type: ignore[attr-defined]
     other.close()
     store.close()
+
+
+def test_a_listener_knows_each_new_version_from_the_notification(postgres_spec: str) -> None:
+    """The NOTIFY names the counter that moved and its value: the listener's version is
+    the committed sum after every change, and it reads the counters only when it starts."""
+    store = open_spec(postgres_spec)
+    listener = store._listener  # type: ignore[attr-defined]
+    reads = 0
+    read_shards = listener._read_shards
+
+    def counted(conn: object) -> dict[int, int]:
+        nonlocal reads
+        reads += 1
+        return read_shards(conn)
+
+    listener._read_shards = counted
+    since = store.approvals_version()
+    other = open_spec(postgres_spec)
+    for n in range(12):  # the writes land on shards at random
+        other.add_approvals([approval(f"int_n{n}")])
+        since = store.wait_approvals_change(since, 30)  # type: ignore[attr-defined]
+        assert since == store.approvals_version()  # the sum the server holds, exactly
+    assert reads <= 1  # (the one when listening began, if it began after the patch)
+    other.close()
+    store.close()
+
+
+def test_a_notification_without_a_value_still_wakes_with_the_sum(postgres_spec: str) -> None:
+    """A release that notified with no payload: the listener reads the counters then."""
+    store = open_spec(postgres_spec)
+    listener = store._listener  # type: ignore[attr-defined]
+    since = store.approvals_version()
+    store.wait_approvals_change(since, 0.5)  # type: ignore[attr-defined]  # listening now
+    with store._listen_connection() as conn:  # type: ignore[attr-defined]  # the store's own settings
+        conn.execute("UPDATE approval_changes SET version = version + 5 WHERE shard = 0")
+        conn.execute("SELECT pg_notify(%s, '')", (listener._channel,))
+    woke = store.wait_approvals_change(since, 30)  # type: ignore[attr-defined]
+    assert woke == since + 5 == store.approvals_version()
+    store.close()

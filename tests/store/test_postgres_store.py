@@ -526,6 +526,35 @@ def test_a_write_waits_for_the_server_to_come_back(flaky: PostgresStore, proxy: 
     assert {a.id for a in flaky.list_approvals()} == {"int_1", "int_2"}
 
 
+def test_a_connection_given_back_just_now_is_used_again_unchecked(
+    postgres_spec: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The pool's check is a round trip before a statement: only a connection idle for
+    CHECKED_AFTER_S is checked (one lost meanwhile is retried, as the test above shows)."""
+    from psycopg_pool import ConnectionPool
+
+    checks = 0
+    check = ConnectionPool.check_connection
+
+    def counted(conn: psycopg.Connection) -> None:
+        nonlocal checks
+        checks += 1
+        check(conn)
+
+    monkeypatch.setattr(ConnectionPool, "check_connection", staticmethod(counted))
+    store = open_spec(postgres_spec)
+    try:
+        for n in range(20):
+            store.add_approvals([approval(f"int_c{n}")])
+        assert checks <= 2  # (the first use of each connection the pool made)
+        monkeypatch.setattr(postgres_store, "CHECKED_AFTER_S", 0.0)
+        before = checks
+        store.list_approvals()
+        assert checks > before  # idle for longer than that: checked before use
+    finally:
+        store.close()
+
+
 def test_a_server_that_does_not_come_back_is_a_clear_error(
     postgres_spec: str, proxy: TcpProxy, monkeypatch: pytest.MonkeyPatch
 ) -> None:

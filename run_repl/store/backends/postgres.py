@@ -40,6 +40,7 @@ import random
 import secrets
 import threading
 import time
+import weakref
 from collections.abc import Callable, Iterable, Iterator, Sequence
 from contextlib import contextmanager
 from functools import partial
@@ -119,6 +120,10 @@ CONNECT_TIMEOUT_S = 5.0  # opening: how long a server may take to answer at all
 RECONNECT_S = 30.0  # a write waits this long for a lost connection to come back
 OUTAGE_WAIT_S = 2.0  # once the server was found gone, later calls wait only this long
 POOL_WAIT_S = 2.0  # a pool that has no connection for this long is taken as reconnecting
+# A pooled connection given back this recently is handed out again without a check (a
+# round trip of its own before every statement, a tenth of a busy server's time): one
+# lost meanwhile fails its call as a lost connection does, and the call is retried.
+CHECKED_AFTER_S = 1.0
 # A session whose client vanished mid-transaction is ended by the server after this,
 # so its locks (and a retry waiting on them) are not held for hours.
 IDLE_IN_TRANSACTION_S = 60
@@ -407,6 +412,9 @@ class PostgresStore(ApprovalClaims, SqlExecutors):
             raise
         except psycopg.Error as exc:
             raise self._error(exc, opening=True) from None
+        self._given_back: weakref.WeakKeyDictionary[psycopg.Connection, float] = (
+            weakref.WeakKeyDictionary()
+        )
         self._pool: ConnectionPool = ConnectionPool(
             self._url,
             kwargs=self._kwargs,
@@ -414,7 +422,7 @@ class PostgresStore(ApprovalClaims, SqlExecutors):
             max_size=max(1, pool_size),
             open=False,
             configure=self._configure,
-            check=ConnectionPool.check_connection,
+            check=self._check_idle,
             name=f"run-repl {schema}",
             timeout=reconnect_s,
         )
@@ -424,7 +432,7 @@ class PostgresStore(ApprovalClaims, SqlExecutors):
             self._pool.close()
             raise self._error(exc, opening=True) from None
         self._listener = ApprovalListener(
-            self._listen_connection, self._channel, self._read_version, f"run-repl-listen {schema}"
+            self._listen_connection, self._channel, self._read_shards, f"run-repl-listen {schema}"
         )
         self._listener.sweep = self.settle_lapsed
 
@@ -449,6 +457,11 @@ class PostgresStore(ApprovalClaims, SqlExecutors):
     def _read_version(conn: psycopg.Connection) -> int:
         row = conn.execute("SELECT COALESCE(SUM(version), 0) FROM approval_changes").fetchone()
         return int(row[0]) if row else 0
+
+    @staticmethod
+    def _read_shards(conn: psycopg.Connection) -> dict[int, int]:
+        rows = conn.execute("SELECT shard, version FROM approval_changes").fetchall()
+        return {int(shard): int(version) for shard, version in rows}
 
     def _error(self, exc: BaseException, *, opening: bool = False) -> StoreError:
         where = f"The team store at {self.location}"
@@ -526,9 +539,17 @@ class PostgresStore(ApprovalClaims, SqlExecutors):
             yield conn
         finally:
             if pooled:
+                self._given_back[conn] = time.monotonic()
                 self._pool.putconn(conn)
             else:
                 conn.close()
+
+    def _check_idle(self, conn: psycopg.Connection) -> None:
+        """The pool's check before it hands out `conn`: only one idle for a while."""
+        back = self._given_back.get(conn)
+        if back is not None and time.monotonic() - back < CHECKED_AFTER_S:
+            return
+        ConnectionPool.check_connection(conn)
 
     def _call(self, fn: Callable[[psycopg.Connection], T], *, retry: bool = True) -> T:
         """`fn` on a pooled connection; retried after a deadlock, and (when `retry`:
@@ -948,9 +969,12 @@ class PostgresStore(ApprovalClaims, SqlExecutors):
             if rows.wrote:
                 self._bump(conn)
 
+    # The NOTIFY says which counter moved and to what ("shard:version"), so a listener
+    # knows the new total without reading it back (see postgres_listener.py).
     _BUMP = (
         "WITH bumped AS (UPDATE approval_changes SET version = version + 1 "
-        "WHERE shard = %(shard)s RETURNING 1) SELECT pg_notify(%(channel)s, '') FROM bumped"
+        "WHERE shard = %(shard)s RETURNING shard, version) "
+        "SELECT pg_notify(%(channel)s, shard || ':' || version) FROM bumped"
     )
 
     def _bump(self, conn: psycopg.Connection) -> None:
@@ -1085,6 +1109,12 @@ class PostgresStore(ApprovalClaims, SqlExecutors):
     def get_approval(self, approval_id: str) -> PendingApproval | None:
         found = self._select_approvals("id = %(id)s", {"id": approval_id})
         return found[0] if found else None
+
+    def get_approvals(self, approval_ids: Iterable[str]) -> dict[str, PendingApproval]:
+        ids = sorted(set(approval_ids))
+        if not ids:
+            return {}
+        return {a.id: a for a in self._select_approvals("id = ANY(%(ids)s)", {"ids": ids})}
 
     # ------------------------------------------------------------------ continuations
     def consume_continuation(self, digest: str, expires_at: float) -> bool:

@@ -1,12 +1,15 @@
 """Live approval changes from a PostgreSQL server: one LISTEN connection per store.
 
-Every approval write bumps the schema's change counter and sends a NOTIFY in
-the same transaction, so a notification arrives exactly when a change is
-committed; the listener then reads the counter (committed by then). One thread per
-store listens and wakes every waiter (`ApprovalWatch`: an IDE's inbox, each MCP call
-waiting for a decision), so a thousand waiters cost one connection. When the connection
-is lost it reconnects and reads the counter again: nothing that happened
-meanwhile is missed, only seen late.
+Every approval write bumps one of the schema's change counters (a shard) and sends a
+NOTIFY in the same transaction, so a notification arrives exactly when a change is
+committed. Its payload is the shard and its new value (`3:1207`): the listener keeps
+every shard's latest value, read once when it starts listening, and their sum is the
+version (`SUM(version)`, what `approvals_version` reads) without a read per change.
+A payload it cannot parse (a release that sent none) makes it read the counters again.
+One thread per store listens and wakes every waiter (`ApprovalWatch`: an IDE's inbox,
+each MCP call waiting for a decision), so a thousand waiters cost one connection. When
+the connection is lost it reconnects and reads the counters again: nothing that
+happened meanwhile is missed, only seen late.
 """
 
 from __future__ import annotations
@@ -29,13 +32,26 @@ class ApprovalListener(ApprovalWatch):
         self,
         connect: Callable[[], psycopg.Connection],
         channel: str,
-        read_version: Callable[[psycopg.Connection], int],
+        read_shards: Callable[[psycopg.Connection], dict[int, int]],
         name: str = "run-repl-listen",
     ) -> None:
         super().__init__(name, join_s=POLL_S * 4)
         self._connect = connect
         self._channel = channel
-        self._read_version = read_version
+        self._read_shards = read_shards
+        self._shards: dict[int, int] = {}
+
+    def _heard(self, payload: str) -> bool:
+        """Take one notification's shard value; False if it names none (read them all)."""
+        shard, sep, value = payload.partition(":")
+        try:
+            key, seen = int(shard), int(value)
+        except ValueError:
+            return False
+        if not sep or key not in self._shards:
+            return False  # a shard this listener never read: the counters changed shape
+        self._shards[key] = max(self._shards[key], seen)  # counters only grow
+        return True
 
     def _loop(self) -> None:
         delay = 0.1
@@ -44,18 +60,22 @@ class ApprovalListener(ApprovalWatch):
             try:
                 conn = self._connect()
                 conn.execute(sql.SQL("LISTEN {}").format(sql.Identifier(self._channel)))
-                # Read after LISTEN: a change committed in between is in both, never in neither.
-                self._seen(self._read_version(conn))
+                # Read after LISTEN: a change committed in between is in both, never in
+                # neither (and max() keeps the later of the two).
+                self._shards = self._read_shards(conn)
+                self._seen(sum(self._shards.values()))
                 self.last_error = None
                 delay = 0.1
                 while not self._stop.is_set():
-                    # A notification says "changed"; the version is read after it (the
-                    # change is committed by then), once for all that came together.
                     heard = False
-                    for _ in conn.notifies(timeout=POLL_S, stop_after=1):
+                    unread = False
+                    for note in conn.notifies(timeout=POLL_S, stop_after=1):
                         heard = True
+                        unread = not self._heard(note.payload) or unread
+                    if unread:
+                        self._shards = self._read_shards(conn)
                     if heard:
-                        self._seen(self._read_version(conn))
+                        self._seen(sum(self._shards.values()))
                     self._sweep_due()
             except psycopg.Error as exc:
                 self.last_error = str(exc)

@@ -37,6 +37,7 @@ from ..records import ApprovalConflict, ClaimLost, PendingApproval
 from ..store_error import StoreError
 from . import flow
 from .flow import wait_for_approvals_change
+from .watch import SWEEP_S
 
 MAX_RESUMES = 4  # batches resumed at once by one executor (the runner's runs in flight)
 RETRY_S = 1.0  # a batch whose resume here just ended is not taken again sooner (RUN_BUSY...)
@@ -106,6 +107,7 @@ class Resumer:
         self.registered = False
         self._digests: dict[str, str | None] = {}  # batch -> its token's host functions
         self._ended_at: dict[str, float] = {}  # batch -> when its last resume here ended
+        self._swept = float("-inf")  # when this executor last settled lapsed resumes
 
     @property
     def digest(self) -> str:
@@ -159,8 +161,13 @@ class Resumer:
         return mine + others
 
     def _round(self) -> list[PendingApproval]:
-        """One look at the store (blocking): settle the lapsed, pick what to resume."""
-        self.store.settle_lapsed()
+        """One look at the store (blocking): settle the lapsed (every SWEEP_S: a round
+        comes with every change anyone makes, and a lease lasts LEASE_S), pick what to
+        resume."""
+        now = time.monotonic()
+        if now - self._swept >= SWEEP_S:
+            self._swept = now
+            self.store.settle_lapsed()
         return self.eligible(self.store.resumable(self.host))
 
     # ------------------------------------------------------------------ resuming

@@ -224,7 +224,10 @@ class ApprovalWatch:
     """Wakes every waiter when the approvals change, from one watcher per store.
 
     The watcher runs while someone waits: it asks the store (or lets a store
-    that pushes changes tell it) and wakes all waiters on a new version."""
+    that pushes changes tell it) and wakes all waiters on a new version. Most
+    changes are other runs' (every approval anyone writes bumps the version), so
+    a woken waiter first asks `rows` whether its own approvals moved: one read of
+    every waiter's approvals per version, however many wait."""
 
     def __init__(self, store: Store) -> None:
         self.store = store
@@ -232,6 +235,33 @@ class ApprovalWatch:
         self._changed = asyncio.Condition()
         self._waiters = 0
         self._task: asyncio.Task[None] | None = None
+        self._wanted: dict[int, frozenset[str]] = {}  # waiter -> the approvals it follows
+        self._next_waiter = 0
+        # The latest shared read: the version it was asked for, the ids it covers.
+        self._read: tuple[int, frozenset[str], asyncio.Future[dict[str, PendingApproval]]] | None
+        self._read = None
+
+    def follow(self, ids: frozenset[str]) -> int:
+        """Say which approvals a waiter follows (so a shared read covers them)."""
+        token = self._next_waiter
+        self._next_waiter += 1
+        self._wanted[token] = ids
+        return token
+
+    def refollow(self, token: int, ids: frozenset[str]) -> None:
+        self._wanted[token] = ids
+
+    def unfollow(self, token: int) -> None:
+        self._wanted.pop(token, None)
+
+    async def rows(self, version: int, ids: frozenset[str]) -> dict[str, PendingApproval]:
+        """`ids`' rows as of `version` or later, read once for every waiter at a version."""
+        held = self._read
+        if held is None or held[0] < version or not ids <= held[1]:
+            wanted = frozenset(ids.union(*self._wanted.values()))
+            future = asyncio.ensure_future(asyncio.to_thread(self.store.get_approvals, wanted))
+            held = self._read = (version, wanted, future)
+        return await asyncio.shield(held[2])
 
     async def version(self) -> int:
         return int(await asyncio.to_thread(self.store.approvals_version))
@@ -313,22 +343,44 @@ async def wait_for_decision(
     state = await asyncio.to_thread(start)
     if report is not None:
         await report(state)
-    while state.status == "waiting":
-        left = deadline - loop.time()
-        if left <= 0 and resuming(state):
-            left = deadline + resuming_grace_s - loop.time()
-        if left <= 0:
-            break
-        now = await watch.changed(version, min(left, heartbeat_s))
-        moved = now != version
-        new = state
-        if moved:
-            version = now
-            new = await asyncio.to_thread(_read_on, watch.store, state, start)
-        if report is not None and (new.key() != state.key() or not moved):
-            await report(new)  # a change, or the heartbeat while nothing changes
-        state = new
+    token = watch.follow(_followed(state))
+    try:
+        while state.status == "waiting":
+            left = deadline - loop.time()
+            if left <= 0 and resuming(state):
+                left = deadline + resuming_grace_s - loop.time()
+            if left <= 0:
+                break
+            now = await watch.changed(version, min(left, heartbeat_s))
+            moved = now != version
+            new = state
+            if moved:
+                version = now
+                if not await _unmoved(watch, version, state):
+                    new = await asyncio.to_thread(_read_on, watch.store, state, start)
+                    watch.refollow(token, _followed(new))
+            if report is not None and (new.key() != state.key() or not moved):
+                await report(new)  # a change, or the heartbeat while nothing changes
+            state = new
+    finally:
+        watch.unfollow(token)
     return state
+
+
+def _followed(state: Standing) -> frozenset[str]:
+    return frozenset(a.id for a in state.approvals)
+
+
+async def _unmoved(watch: ApprovalWatch, version: int, state: Standing) -> bool:
+    """True when the change was someone else's: each approval `state` waits on reads as it
+    did (a decided one nobody resumes is always read again: who can is not in its row)."""
+    if not state.approvals or state.note is not None:
+        return False
+    try:
+        rows = await watch.rows(version, _followed(state))
+    except Exception:  # the store failed: read the whole standing, as before
+        return False
+    return all(rows.get(a.id) == a and a.state() != "queued" for a in state.approvals)
 
 
 __all__ = [

@@ -15,7 +15,7 @@ one reading thread, `approvals.watch.PollingWatch`);
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from typing import Protocol, runtime_checkable
 
 from ..sandbox.runner import ContinuationStore
@@ -80,6 +80,10 @@ class ApprovalStore(Protocol):
         "stuck"; None for all."""
 
     def get_approval(self, approval_id: str) -> PendingApproval | None: ...
+
+    def get_approvals(self, approval_ids: Iterable[str]) -> dict[str, PendingApproval]:
+        """Those of `approval_ids` the store has, by id, in one read."""
+        ...
 
     def claim_batch(
         self,

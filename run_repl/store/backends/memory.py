@@ -327,6 +327,11 @@ class MemoryStore(ApprovalClaims, MemoryExecutors):
             found = self._approvals.get(approval_id)
             return as_read(found.model_copy(deep=True)) if found else None
 
+    def get_approvals(self, approval_ids: Iterable[str]) -> dict[str, PendingApproval]:
+        with self._lock:
+            found = [self._approvals.get(i) for i in set(approval_ids)]
+            return {a.id: as_read(a.model_copy(deep=True)) for a in found if a is not None}
+
     # ------------------------------------------------------------------ continuations
     def consume_continuation(self, digest: str, expires_at: float) -> bool:
         now = time.time()

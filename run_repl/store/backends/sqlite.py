@@ -839,6 +839,16 @@ class SqliteStore(ApprovalClaims, SqlExecutors):
         )
         return approval_from_row(row) if row else None
 
+    def get_approvals(self, approval_ids: Iterable[str]) -> dict[str, PendingApproval]:
+        ids = sorted(set(approval_ids))
+        if not ids:
+            return {}
+        marks = ", ".join("?" * len(ids))  # SQLite allows 32,766 variables
+        rows = self._read(
+            lambda db: db.execute(f"SELECT * FROM approvals WHERE id IN ({marks})", ids).fetchall()
+        )
+        return {r["id"]: approval_from_row(r) for r in rows}
+
     # ------------------------------------------------------------------ continuations
     def consume_continuation(self, digest: str, expires_at: float) -> bool:
         """True the first time this continuation is used; False ever after (until it expires)."""

@@ -44,6 +44,7 @@ from __future__ import annotations
 
 import argparse
 import asyncio
+import itertools
 import json
 import os
 import random
@@ -68,6 +69,7 @@ sys.path.insert(0, str(ROOT / "tests" / "store"))
 
 import psycopg  # noqa: E402
 
+TOP_STATEMENTS = 0  # --top-statements
 TICK_S = 1 / os.sysconf("SC_CLK_TCK")
 APPROVE_SHARE = 0.85
 DECIDER_NAMES = ("alice", "bob", "carol")
@@ -402,6 +404,18 @@ def statements(url: str) -> int:
     return int(row[0]) if row else 0
 
 
+def top_statements(url: str, n: int) -> list[str]:
+    """The n statements run most often (calls, mean ms, the query's start)."""
+    with psycopg.connect(url, autocommit=True) as conn:
+        rows = conn.execute(
+            "SELECT calls, mean_exec_time, query FROM pg_stat_statements "
+            "WHERE dbid = (SELECT oid FROM pg_database WHERE datname = current_database()) "
+            "AND query NOT ILIKE '%%pg_stat_statements%%' ORDER BY calls DESC LIMIT %s",
+            (n,),
+        ).fetchall()
+    return [f"{c:6d} x {ms:6.2f} ms  {' '.join(q.split())[:150]}" for c, ms, q in rows]
+
+
 def reset_statements(url: str) -> None:
     with psycopg.connect(url, autocommit=True) as conn:
         conn.execute("SELECT pg_stat_statements_reset()")
@@ -471,6 +485,56 @@ def pct(samples: list[float], q: float) -> float:
         return float("nan")
     ordered = sorted(samples)
     return ordered[min(len(ordered) - 1, round(q * (len(ordered) - 1)))]
+
+
+STAGES = (
+    ("decide", "the decider's dispatch: its clock to the decision recorded"),
+    ("claim", "recorded to claimed by the resuming server"),
+    ("replay", "claimed to the guard (executing): the replay up to the approved call"),
+    ("call", "the guard to the host's write beginning"),
+    ("write", "the write (its --write-ms included) and the outcome recorded"),
+    ("answer", "the outcome recorded to the agent holding the answer"),
+)
+
+
+def decision_stages(url: str, decided: list[dict[str, Any]], tally: Tally) -> str:
+    """Where decision -> result goes, stage by stage, from the approvals' own times
+    (the store's clock: one machine) and the writes' rows (the host's clock, the same)."""
+    done = {d["id"]: d for d in decided if d["how"] in DECIDED and d["token"] in tally.write_done}
+    if not done:
+        return "-"
+    with psycopg.connect(url, autocommit=True) as conn:
+        rows = conn.execute(
+            "SELECT a.id, a.decided_at, a.claimed_at, a.executing_at, a.finished_at,"
+            " (SELECT min(w.at) FROM fleet_writes w WHERE w.token = a.args::jsonb ->> 0)"
+            " FROM run_repl.approvals a WHERE a.id = ANY(%s)",
+            (list(done),),
+        ).fetchall()
+    spans: dict[str, list[float]] = {name: [] for name, _ in STAGES}
+    whole: list[tuple[float, list[float]]] = []
+    for approval_id, decided_at, claimed, executing, finished, began in rows:
+        d = done[approval_id]
+        marks = [d["at"], decided_at, claimed, executing, began, finished]
+        marks.append(tally.write_done[d["token"]])
+        if any(m is None for m in marks):
+            continue
+        steps = [b - a for a, b in itertools.pairwise(marks)]
+        for (name, _), step in zip(STAGES, steps, strict=True):
+            spans[name].append(step)
+        whole.append((marks[-1] - marks[0], steps))
+    # The slowest twentieth (what makes the p95): where their time went, on average.
+    whole.sort(key=lambda w: w[0])
+    tail = whole[-max(1, len(whole) // 20) :]
+    slowest = [sum(w[1][i] for w in tail) / len(tail) for i in range(len(STAGES))]
+    return (
+        " · ".join(
+            f"{name} {round(pct(v, 0.5) * 1000)}/{round(pct(v, 0.95) * 1000)}"
+            for name, v in spans.items()
+        )
+        + " (the slowest 5 %: "
+        + " · ".join(f"{n} {round(m * 1000)}" for (n, _), m in zip(STAGES, slowest, strict=True))
+        + ")"
+    )
 
 
 async def run_configuration(
@@ -552,6 +616,8 @@ async def run_configuration(
         elapsed = time.monotonic() - began
         cpu = sum(proc_cpu_s(s.process.pid) for s in servers if s.process.poll() is None) - cpu0
         calls = statements(url)
+        if TOP_STATEMENTS:
+            print("\n".join(top_statements(url, TOP_STATEMENTS)), flush=True)
         settle_until = time.monotonic() + settle_s
         while await asyncio.to_thread(open_count, url) and time.monotonic() < settle_until:
             await asyncio.sleep(0.5)
@@ -566,6 +632,7 @@ async def run_configuration(
         for d in decided
         if d["token"] in tally.write_done and d["how"] in DECIDED
     ]
+    stages = await asyncio.to_thread(decision_stages, url, decided, tally)
     runs = [c for c in tally.calls if c[2] not in ("RUN_BUSY",)]
     run_s = [c[1] for c in runs]
     figures = {
@@ -583,6 +650,7 @@ async def run_configuration(
             round(pct(latency, 0.5) * 1000),
             round(pct(latency, 0.95) * 1000),
         ),
+        "decision -> result by stage, p50/p95 ms": stages,
         "server CPU per run ms": round(cpu / max(1, len(runs)) * 1000, 1),
         "PG statements per run": round(calls / max(1, len(runs)), 1),
         "errors": dict(tally.errors.most_common(8)),
@@ -762,6 +830,9 @@ def parse(argv: list[str]) -> argparse.Namespace:
     parser.add_argument("--settle-s", type=float, default=60, help="bound on the wait after it")
     parser.add_argument("--write-ms", type=int, default=200, help="how long a write takes")
     parser.add_argument("--faults", action="store_true", help="add the faults configuration")
+    parser.add_argument(
+        "--top-statements", type=int, default=0, metavar="N", help="print the N most run"
+    )
     # A decider process (this script starts them).
     parser.add_argument("--decider", help=argparse.SUPPRESS)
     parser.add_argument("--host", help=argparse.SUPPRESS)
@@ -778,4 +849,5 @@ if __name__ == "__main__":
     if options.decider:
         decider_main(options.decider, options.host, options.data_dir, options.log, options.seed)
         sys.exit(0)
+    TOP_STATEMENTS = options.top_statements
     sys.exit(asyncio.run(main(options)))

@@ -376,11 +376,13 @@ async def _unmoved(watch: ApprovalWatch, version: int, state: Standing) -> bool:
     did (a decided one nobody resumes is always read again: who can is not in its row)."""
     if not state.approvals or state.note is not None:
         return False
+    if any(a.state() == "queued" for a in state.approvals):
+        return False  # (known before reading: no read for it)
     try:
         rows = await watch.rows(version, _followed(state))
     except Exception:  # the store failed: read the whole standing, as before
         return False
-    return all(rows.get(a.id) == a and a.state() != "queued" for a in state.approvals)
+    return all(rows.get(a.id) == a for a in state.approvals)
 
 
 __all__ = [

@@ -809,7 +809,9 @@ async def serve_stdio(app: RunReplMcp) -> None:
 def bind(host: str, port: int) -> socket.socket:
     """A listening socket on host:port (port 0: any free one); OSError says why not."""
     family = socket.AF_INET6 if ":" in host else socket.AF_INET
-    sock = socket.socket(family, socket.SOCK_STREAM)
+    # IPPROTO_TCP named, not left 0: asyncio turns Nagle off only on sockets that say
+    # so, and with it on a response's body waits out the client's 40 ms delayed ACK.
+    sock = socket.socket(family, socket.SOCK_STREAM, socket.IPPROTO_TCP)
     sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
     try:
         sock.bind((host, port))

@@ -13,7 +13,6 @@ in this process instead (a client's elicitation answer must come back here).
 from __future__ import annotations
 
 import argparse
-import asyncio
 import sys
 from pathlib import Path
 from typing import Any
@@ -21,6 +20,7 @@ from typing import Any
 from ..present import ExitCode, line, styled
 from ..present.shell import Output
 from ..workspace import Workspace
+from . import event_loop
 from .client_approval import http_refusal
 from .http_auth import (
     AuthConfigError,
@@ -118,7 +118,7 @@ def serve_command(ws: Workspace, args: argparse.Namespace, output: Output) -> in
     app = RunReplMcp(ws, options_of(ws, args))
     if args.http is None:
         print(started_line(app, "over stdio"), file=sys.stderr, flush=True)
-        asyncio.run(serve_stdio(app))
+        event_loop.run(serve_stdio(app))
         return ExitCode.OK
     host, port = args.http
     tokens: TokenTable | None = None
@@ -152,7 +152,7 @@ def serve_command(ws: Workspace, args: argparse.Namespace, output: Output) -> in
     def ready(url: str) -> Any:
         print(started_line(app, url), file=sys.stderr, flush=True)
 
-    asyncio.run(serve_http(app, sock, http, on_ready=ready))
+    event_loop.run(serve_http(app, sock, http, on_ready=ready))
     return ExitCode.OK
 
 

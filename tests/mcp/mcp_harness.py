@@ -89,6 +89,7 @@ async def mcp_server(
     gate: Path | None = None,
     mode: str = "auto",
     elicitation: Any = None,
+    env: dict[str, str] | None = None,
 ) -> AsyncIterator[Server]:
     data.mkdir(parents=True, exist_ok=True)
     stderr = data / "server-stderr.txt"
@@ -96,7 +97,8 @@ async def mcp_server(
     if host:
         argv += ["--host", host]
     executable, *launch = forked_cli.command(*argv)
-    params = StdioServerParameters(command=executable, args=launch, env=environment(data, gate))
+    environ = {**environment(data, gate), **(env or {})}
+    params = StdioServerParameters(command=executable, args=launch, env=environ)
     with stderr.open("w") as errlog:
         async with Client(
             stdio_client(params, errlog=errlog),

@@ -8,23 +8,13 @@ from collections.abc import Iterable
 from typing import Any
 
 import pytest
+from test_standing import HOSTS, SOURCE  # the paused run: one approval of ops.launch
 
-from run_repl import requires_approval
 from run_repl.mcp import approval_wait
 from run_repl.mcp.approval_wait import ApprovalWatch, Standing, standing, wait_for_decision
 from run_repl.sandbox.result import RunResult
 from run_repl.store import MemoryStore, PendingApproval
 from run_repl.store.approvals.flow import decide, record_run, save_interrupted, store_runner
-
-SOURCE = 'const r = await ops.launch("x"); return r'
-
-
-@requires_approval
-def launch(name: str) -> str:
-    return f"launched {name}"
-
-
-HOSTS = {"ops": {"launch": launch}}
 
 
 class Counting(MemoryStore):

@@ -636,3 +636,27 @@ def test_a_machine_whose_clock_runs_ahead_does_not_take_a_live_claim(
     )
     monkeypatch.undo()
     assert isinstance(second, Queued) and second.held_by == "alice"
+
+
+# ------------------------------------------------------------------ statements a look costs
+
+
+def test_a_look_at_what_is_resumable_is_one_statement(
+    store_pg: PostgresStore, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Every executor looks at every change anyone makes; with 4 servers that look was the
+    most run statement, and it read the server's clock in a second one."""
+    store_pg.add_approvals([approval("int_a", host="h:HOSTS")])
+    store_pg.record_decisions({"int_a": True}, decided_by="alice", decision_id="dec_a")
+    statements: list[str] = []
+    real = psycopg.Cursor.execute
+
+    def counted(self: psycopg.Cursor[object], query: object, *args: object, **kw: object) -> object:
+        statements.append(str(query))
+        return real(self, query, *args, **kw)  # type: ignore[arg-type]
+
+    monkeypatch.setattr(psycopg.Cursor, "execute", counted)
+    for host, expected in (("h:HOSTS", ["int_a"]), ("other:HOSTS", []), (None, ["int_a"])):
+        statements.clear()
+        assert [a.id for a in store_pg.resumable(host)] == expected
+        assert len(statements) == 1, statements

@@ -8,7 +8,7 @@ The bank counts what really ran."""
 from __future__ import annotations
 
 import asyncio
-from types import ModuleType
+from types import ModuleType, SimpleNamespace
 from typing import Any
 
 import pytest
@@ -226,3 +226,38 @@ async def test_a_resume_on_a_full_runner_waits_for_its_slot_ahead_of_new_runs(
     assert resumed.resolution.result.status == "ok"
     assert store.get_approval(probe.id).status == "approved"  # type: ignore[union-attr]
     assert bank.rows() == [("d", 5)]
+
+
+async def test_a_live_starter_is_read_once_a_second_and_its_death_is_seen_after(
+    spec: str, store: Store, runner: Runner, bank: ModuleType, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # Every executor looks at every change anyone makes: with 4 servers, each look read
+    # the liveness of every decided run's starter (561 reads in a 15 s bench/fleet.py run).
+    from run_repl.store.approvals import resumer as resumer_module
+
+    probe = await paused(runner, store, bank, None)
+    starter = executor(store, manifest_digest_of(probe.continuation) or "", kind="mcp")
+    theirs = await paused(runner, store, bank, starter.id)
+    store.record_decisions({theirs.id: True}, decided_by="alice", decision_id="dec_1")
+    resumer = Resumer(
+        store, runner, bank.HOSTS, host=HOST, digest=manifest_digest_of(probe.continuation) or ""
+    )
+    clock = [1000.0]
+    monkeypatch.setattr(resumer_module, "time", SimpleNamespace(monotonic=lambda: clock[0]))
+    reads: list[str] = []
+    real = store.get_executor
+
+    def counted(executor_id: str) -> Executor | None:
+        reads.append(executor_id)
+        return real(executor_id)
+
+    monkeypatch.setattr(store, "get_executor", counted)
+    decided = store.resumable(HOST)
+    for _ in range(3):  # three changes within the second: its starter resumes it
+        assert resumer.eligible(decided) == []
+        clock[0] += 0.3
+    assert reads == [starter.id]
+    gone(spec, store, starter.id)  # it died: once its last reading is a second old, taken
+    clock[0] += resumer_module.LIVENESS_KEPT_S
+    assert [a.id for a in resumer.eligible(decided)] == [theirs.id]
+    assert reads == [starter.id, starter.id]

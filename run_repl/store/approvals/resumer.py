@@ -31,7 +31,7 @@ from typing import Any
 
 from ...sandbox.resume.continuation import manifest_digest_of
 from ...sandbox.runner import Runner
-from ..executors import BEAT_S, TAKES_ANY, executor_label, executor_name, new_executor_id
+from ..executors import BEAT_S, LIVE_S, TAKES_ANY, executor_label, executor_name, new_executor_id
 from ..protocols import Store
 from ..records import ApprovalConflict, ClaimLost, PendingApproval
 from ..store_error import StoreError
@@ -45,6 +45,10 @@ RETRY_S = 1.0  # a batch whose resume here just ended is not taken again sooner 
 # (a person waits for its result; an agent's new run can be retried), before it is
 # given back (RUN_BUSY) for another executor or the next round.
 QUEUE_S = 30.0
+# A starter read live is taken as live for this long without reading it again (every
+# change anyone makes starts a round on every executor); never past the moment the
+# store would call it gone, so a dead starter's runs are taken at most this much later.
+LIVENESS_KEPT_S = 1.0
 
 log = logging.getLogger("run_repl.resumer")
 
@@ -108,6 +112,7 @@ class Resumer:
         self._digests: dict[str, str | None] = {}  # batch -> its token's host functions
         self._ended_at: dict[str, float] = {}  # batch -> when its last resume here ended
         self._swept = float("-inf")  # when this executor last settled lapsed resumes
+        self._live_until: dict[str, float] = {}  # starter -> until when it is known live
 
     @property
     def digest(self) -> str:
@@ -144,21 +149,30 @@ class Resumer:
         if self.kind not in TAKES_ANY:
             return mine  # an IDE resumes only the runs it started
         others = []
-        live: dict[str, bool] = {}
         for a in decided:
             if a.resume_by == self.id or a.host != self.host:
                 continue
             if self._functions_of(a) != self.digest:
                 continue
-            starter = a.resume_by
-            if starter is not None:
-                if starter not in live:
-                    found = self.store.get_executor(starter)
-                    live[starter] = found is not None and found.live
-                if live[starter]:
-                    continue  # its starter is live and resumes it
+            if a.resume_by is not None and self._live(a.resume_by):
+                continue  # its starter is live and resumes it
             others.append(a)
         return mine + others
+
+    def _live(self, starter: str) -> bool:
+        """Whether the executor that started a run is live (a blocking read, at most
+        once every LIVENESS_KEPT_S while it is)."""
+        now = time.monotonic()
+        if self._live_until.get(starter, float("-inf")) > now:
+            return True
+        found = self.store.get_executor(starter)
+        if found is None or not found.live:
+            self._live_until.pop(starter, None)
+            return False
+        if len(self._live_until) > 4096:
+            self._live_until.clear()
+        self._live_until[starter] = now + min(LIVENESS_KEPT_S, LIVE_S - found.age_s)
+        return True
 
     def _round(self) -> list[PendingApproval]:
         """One look at the store (blocking): settle the lapsed (every SWEEP_S: a round

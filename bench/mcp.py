@@ -20,6 +20,10 @@ request per call). Prints:
   own (one JSON line written, lines read until the answer's): the server's share of
   the round trip, without the SDK client's (its pydantic models, its output-schema
   check, its reader thread), which the other figures include;
+- interleaved too, for the HTTP target: CPU per trivial run of the engine alone and of
+  a 2025-11-25 and a 2026-07-28 HTTP server, in blocks of 20 back to back taken in turn
+  (--cpu-rounds / 20 blocks each): the ratio under the same load, where the figures
+  above are taken minutes apart and move by a third with the machine's load;
 - a decision: a `run` that publishes a draft waits for approval; this process decides
   it through the store's flow (as `run-repl approvals approve` does), which resumes the
   run here: from the decision, and from the store holding the outcome, to the call's return;
@@ -78,10 +82,32 @@ TARGET_STDIO_RATIO = 1.3
 TARGET_HTTP_CPU_RATIO = 2.0
 
 
-def cpu_s(pid: int | str = "self") -> float:
-    """utime + stime of one process (not its children), in seconds."""
+def cpu_s(pid: int | str = "self", *, reaped: bool = False) -> float:
+    """utime + stime of one process, in seconds; `reaped`: with its ended children's
+    (cutime + cstime: a template process's sandbox workers, once it has reaped them)."""
     fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
-    return (int(fields[11]) + int(fields[12])) * TICK_S
+    own = int(fields[11]) + int(fields[12])
+    return (own + (int(fields[13]) + int(fields[14]) if reaped else 0)) * TICK_S
+
+
+def template_of(pid: int) -> int:
+    """The sandbox template process a server started (its child running the template)."""
+    for entry in Path("/proc").iterdir():
+        if not entry.name.isdigit():
+            continue
+        try:
+            stat = (entry / "stat").read_text()
+            cmdline = (entry / "cmdline").read_bytes()
+        except OSError:
+            continue
+        if int(stat.rsplit(")", 1)[1].split()[1]) == pid and b"--control" in cmdline:
+            return int(entry.name)
+    raise RuntimeError(f"process {pid} has no template process")
+
+
+def tree_cpu_s(pid: int | str, template: int) -> float:
+    """A process's CPU with its sandbox's: its template and the workers it reaped."""
+    return cpu_s(pid) + cpu_s(template, reaped=True)
 
 
 def child_pid(pattern: str) -> int:
@@ -372,6 +398,57 @@ async def interleaved(tmp: Path, data: Path, rounds: int) -> dict[str, list[floa
     return samples
 
 
+async def interleaved_cpu(
+    tmp: Path, data: Path, blocks: int, per_block: int = 20
+) -> dict[str, dict[str, float]]:
+    """CPU per trivial run of the engine alone (this process) and of each HTTP server
+    (its process), in alternating blocks of `per_block` back to back: the ratio the
+    target names, under the same load for the three, whatever the load does. Each also
+    with its sandbox's (`tree`: the template process and the workers it forked)."""
+    spent = {
+        name: {"own": 0.0, "tree": 0.0} for name in ("engine", "http 2025-11-25", "http 2026-07-28")
+    }
+    with open_workspace(None, data_dir_override=str(data)) as ws:
+
+        async def engine() -> None:
+            result = await ws.runner.run(TRIVIAL, ws.host.functions)
+            assert result.status == "ok", result.error
+
+        async with (
+            http_session(tmp, data, "legacy") as (legacy, legacy_pid),
+            http_session(tmp, data, "auto") as (modern, modern_pid),
+        ):
+
+            def caller(client: Client) -> Callable[[], Awaitable[None]]:
+                async def call() -> None:
+                    result = await client.call_tool("run", {"code": TRIVIAL})
+                    assert not result.is_error, result.content
+
+                return call
+
+            sides: list[tuple[str, Callable[[], Awaitable[None]], int | str]] = [
+                ("engine", engine, "self"),
+                ("http 2025-11-25", caller(legacy), legacy_pid),
+                ("http 2026-07-28", caller(modern), modern_pid),
+            ]
+            for _, once, _ in sides:
+                for _ in range(3):
+                    await once()
+            templates = {
+                "engine": ws.runner.pool.template_pid or 0,
+                "http 2025-11-25": template_of(legacy_pid),
+                "http 2026-07-28": template_of(modern_pid),
+            }
+            for _ in range(blocks):
+                for name, once, pid in sides:
+                    own, tree = cpu_s(pid), tree_cpu_s(pid, templates[name])
+                    for _ in range(per_block):
+                        await once()
+                    spent[name]["own"] += (cpu_s(pid) - own) / per_block
+                    spent[name]["tree"] += (tree_cpu_s(pid, templates[name]) - tree) / per_block
+    return {name: {k: v / blocks for k, v in f.items()} for name, f in spent.items()}
+
+
 # ------------------------------------------------------------------ a decision
 async def one_decision(client: Client, ws: Any) -> tuple[float, float]:
     """A run waits for approval; decide it here; (decided -> returned, settled -> returned)."""
@@ -437,6 +514,7 @@ async def main(rounds: int, cpu_rounds: int, decision_rounds: int, profile: str 
                         client, pid, rounds, cpu_rounds
                     )
             side = await interleaved(tmp, data, rounds)
+            cpu_side = await interleaved_cpu(tmp, data, max(1, cpu_rounds // 20))
             if profile:
                 await profiled_runs(tmp, data, profile, cpu_rounds)
         finally:
@@ -470,6 +548,12 @@ async def main(rounds: int, cpu_rounds: int, decision_rounds: int, profile: str 
     print(
         f"  stdio 2025-11-25, a minimal client (JSON lines by hand): {median_ms(side['minimal'])}"
     )
+    print("interleaved CPU per trivial run (blocks of 20 back to back, in turn):")
+    for name, f in cpu_side.items():
+        print(
+            f"  {name + (' alone' if name == 'engine' else ' server'):<24} its process "
+            f"{ms(f['own'])}, with its sandbox (template and workers) {ms(f['tree'])}"
+        )
     print(f"decision -> tool returns:         {median_ms(decided)}  (includes the resume)")
     print(f"store settled -> tool returns:    {median_ms(settled)}")
     print("\ntargets (against the engine alone):")
@@ -487,7 +571,14 @@ async def main(rounds: int, cpu_rounds: int, decision_rounds: int, profile: str 
                     f" with the minimal client {mine:5.2f}x ({_met(mine, TARGET_STDIO_RATIO)})"
                 )
         else:
-            said = f"round trip {ratio:5.2f}x; server CPU {cpu_ratio:5.2f}x (target <= {TARGET_HTTP_CPU_RATIO}x: {_met(cpu_ratio, TARGET_HTTP_CPU_RATIO)})"
+            own = cpu_side[name]["own"] / cpu_side["engine"]["own"]
+            tree = cpu_side[name]["tree"] / cpu_side["engine"]["tree"]
+            said = (
+                f"round trip {ratio:5.2f}x; server CPU {cpu_ratio:5.2f}x (target <= "
+                f"{TARGET_HTTP_CPU_RATIO}x: {_met(cpu_ratio, TARGET_HTTP_CPU_RATIO)})\n"
+                f"  {'':<17} interleaved: its process {own:5.2f}x ({_met(own, TARGET_HTTP_CPU_RATIO)}),"
+                f" with the sandbox's {tree:5.2f}x ({_met(tree, TARGET_HTTP_CPU_RATIO)})"
+            )
         print(f"  {name:<17} {said}")
     print("\nwhere a run's server CPU goes (by difference):")
     for name, f in figures.items():

@@ -8,6 +8,7 @@ process, and an HTTP server on it answers a call."""
 from __future__ import annotations
 
 import asyncio
+import sys
 from pathlib import Path
 
 import pytest
@@ -36,7 +37,7 @@ def test_asked_for_asyncio_it_runs_on_asyncio(monkeypatch: pytest.MonkeyPatch) -
 
 def test_without_uvloop_it_runs_on_asyncio(monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.delenv(event_loop.LOOP_ENV, raising=False)
-    monkeypatch.setitem(__import__("sys").modules, "uvloop", None)  # as if not installed
+    monkeypatch.setitem(sys.modules, "uvloop", None)  # as if not installed
     assert event_loop.loop_factory() is None
     assert event_loop.run(loop_module()) == "asyncio.unix_events"
 

@@ -90,29 +90,15 @@ def cpu_s(pid: int | str = "self", *, reaped: bool = False) -> float:
     return (own + (int(fields[13]) + int(fields[14]) if reaped else 0)) * TICK_S
 
 
-def template_of(pid: int) -> int:
-    """The sandbox template process a server started (its child running the template)."""
-    for entry in Path("/proc").iterdir():
-        if not entry.name.isdigit():
-            continue
-        try:
-            stat = (entry / "stat").read_text()
-            cmdline = (entry / "cmdline").read_bytes()
-        except OSError:
-            continue
-        if int(stat.rsplit(")", 1)[1].split()[1]) == pid and b"--control" in cmdline:
-            return int(entry.name)
-    raise RuntimeError(f"process {pid} has no template process")
-
-
 def tree_cpu_s(pid: int | str, template: int) -> float:
     """A process's CPU with its sandbox's: its template and the workers it reaped."""
     return cpu_s(pid) + cpu_s(template, reaped=True)
 
 
-def child_pid(pattern: str) -> int:
-    """The pid of this process's child whose command line contains `pattern`."""
-    me = str(os.getpid())
+def child_pid(pattern: str, parent: int | None = None) -> int:
+    """The pid of a child of `parent` (this process) whose command line contains
+    `pattern` (a server's sandbox template: "--control")."""
+    me = str(parent if parent is not None else os.getpid())
     for entry in Path("/proc").iterdir():
         if not entry.name.isdigit():
             continue
@@ -161,14 +147,31 @@ async def cpu_per_call(
     return (cpu_s(pid) - before) / rounds
 
 
+def engine_run(ws: Any) -> Callable[[], Awaitable[Any]]:
+    """A trivial run of the engine alone, in this process."""
+
+    async def run() -> Any:
+        result = await ws.runner.run(TRIVIAL, ws.host.functions)
+        assert result.status == "ok", result.error
+        return result
+
+    return run
+
+
+def tool_run(client: Client) -> Callable[[], Awaitable[None]]:
+    """A trivial run through the server, as the `run` tool."""
+
+    async def call() -> None:
+        result = await client.call_tool("run", {"code": TRIVIAL})
+        assert not result.is_error, result.content
+
+    return call
+
+
 # ------------------------------------------------------------------ the engine alone
 async def engine_alone(data: Path, rounds: int, cpu_rounds: int) -> dict[str, Any]:
     with open_workspace(None, data_dir_override=str(data)) as ws:
-
-        async def run() -> Any:
-            result = await ws.runner.run(TRIVIAL, ws.host.functions)
-            assert result.status == "ok", result.error
-            return result
+        run = engine_run(ws)
 
         async def run_and_remember() -> None:
             result = await run()
@@ -291,9 +294,7 @@ async def http_session(
 
 
 async def tool_figures(client: Client, pid: int, rounds: int, cpu_rounds: int) -> dict[str, Any]:
-    async def trivial() -> None:
-        result = await client.call_tool("run", {"code": TRIVIAL})
-        assert not result.is_error, result.content
+    trivial = tool_run(client)
 
     async def docs() -> None:
         result = await client.call_tool("docs", {})
@@ -379,16 +380,9 @@ async def interleaved(tmp: Path, data: Path, rounds: int) -> dict[str, list[floa
     the three see the same load."""
     samples: dict[str, list[float]] = {"engine": [], "sdk": [], "minimal": []}
     with open_workspace(None, data_dir_override=str(data)) as ws:
-
-        async def engine() -> None:
-            result = await ws.runner.run(TRIVIAL, ws.host.functions)
-            assert result.status == "ok", result.error
-
-        async def sdk_call() -> None:
-            result = await client.call_tool("run", {"code": TRIVIAL})
-            assert not result.is_error, result.content
-
+        engine = engine_run(ws)
         async with stdio_session(tmp, data, "legacy") as (client, _), raw_stdio(tmp, data) as raw:
+            sdk_call = tool_run(client)
             for _ in range(3):
                 await engine()
                 await sdk_call()
@@ -409,36 +403,20 @@ async def interleaved_cpu(
         name: {"own": 0.0, "tree": 0.0} for name in ("engine", "http 2025-11-25", "http 2026-07-28")
     }
     with open_workspace(None, data_dir_override=str(data)) as ws:
-
-        async def engine() -> None:
-            result = await ws.runner.run(TRIVIAL, ws.host.functions)
-            assert result.status == "ok", result.error
-
         async with (
             http_session(tmp, data, "legacy") as (legacy, legacy_pid),
             http_session(tmp, data, "auto") as (modern, modern_pid),
         ):
-
-            def caller(client: Client) -> Callable[[], Awaitable[None]]:
-                async def call() -> None:
-                    result = await client.call_tool("run", {"code": TRIVIAL})
-                    assert not result.is_error, result.content
-
-                return call
-
-            sides: list[tuple[str, Callable[[], Awaitable[None]], int | str]] = [
-                ("engine", engine, "self"),
-                ("http 2025-11-25", caller(legacy), legacy_pid),
-                ("http 2026-07-28", caller(modern), modern_pid),
+            sides: list[tuple[str, Callable[[], Awaitable[Any]], int]] = [
+                ("engine", engine_run(ws), os.getpid()),
+                ("http 2025-11-25", tool_run(legacy), legacy_pid),
+                ("http 2026-07-28", tool_run(modern), modern_pid),
             ]
             for _, once, _ in sides:
                 for _ in range(3):
                     await once()
-            templates = {
-                "engine": ws.runner.pool.template_pid or 0,
-                "http 2025-11-25": template_of(legacy_pid),
-                "http 2026-07-28": template_of(modern_pid),
-            }
+            # Each side's sandbox template, started by its warm-up runs.
+            templates = {name: child_pid("--control", pid) for name, _, pid in sides}
             for _ in range(blocks):
                 for name, once, pid in sides:
                     own, tree = cpu_s(pid), tree_cpu_s(pid, templates[name])

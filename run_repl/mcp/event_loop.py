@@ -5,7 +5,7 @@
 uvloop (libuv, in C) does the loop's own work (its ready queue, timers, epoll and
 socket reads and writes) where asyncio's loop runs Python: the SDK's streams,
 uvicorn's protocol and our channels to the sandbox pass through the loop a few
-hundred times a call, and a trivial call costs 0.2-0.3 ms of CPU less on it (about
+hundred times a call, and a trivial call costs 0.17-0.30 ms of CPU less on it (about
 7 %, measured interleaved on both transports). It is a dependency where it is built
 (not on Windows); the server works the same on asyncio's loop, which the tests check."""
 

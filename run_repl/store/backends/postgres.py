@@ -1087,15 +1087,15 @@ class PostgresStore(ApprovalClaims, SqlExecutors):
         # clock a second one). The clock's one row stands alone when no row matches.
         # `claim_decided` judges the claim again under its locks.
         text = (
-            f"SELECT a.*, c.listing_now AS server_now, c.listing_now "
-            f"FROM (SELECT {_SERVER_NOW} AS listing_now) c LEFT JOIN approvals a ON {where} "
+            f"SELECT a.*, c.server_now "
+            f"FROM (SELECT {_SERVER_NOW} AS server_now) c LEFT JOIN approvals a ON {where} "
             "ORDER BY a.created_at, a.id"
         )
 
         def read(conn: psycopg.Connection) -> tuple[list[PendingApproval], float]:
             with conn.cursor(row_factory=dict_row) as cur:
                 rows = cur.execute(text, args).fetchall()
-            now = float(rows[0]["listing_now"])
+            now = float(rows[0]["server_now"])
             found = [approval_from_row(r, now) for r in rows if r["id"] is not None]
             return found, now
 

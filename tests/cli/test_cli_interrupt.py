@@ -99,3 +99,44 @@ def test_the_entry_module_imports_nothing_before_its_guard() -> None:
     )
     assert done.returncode == 0, done.stderr
     assert done.stdout.split() == sorted({"run_repl", module}), done.stdout
+
+
+def test_an_interrupt_python_could_not_raise_still_ends_the_command(tmp_path: Path) -> None:
+    """A SIGINT that lands while Python runs a weakref callback (importlib's module-lock
+    callback, during the imports of a start, under load) cannot be raised there: Python
+    prints "Exception ignored in ..." and drops it, and the command went on to run the
+    snippet to its end. The command takes such an interrupt as the Ctrl-C it was.
+
+    Deterministic: the stand-in CLI raises KeyboardInterrupt inside a weakref callback,
+    the way the signal did, then works for longer than the test waits."""
+    probe = (
+        "import sys, time, weakref\n"
+        "import run_repl.cli\n"
+        "class Lock: pass\n"
+        "def interrupted(_ref):\n"
+        "    raise KeyboardInterrupt\n"
+        "def cli_main(argv):\n"
+        "    lock = Lock()\n"
+        "    ref = weakref.ref(lock, interrupted)\n"
+        "    del lock\n"
+        "    deadline = time.monotonic() + 30\n"
+        "    while time.monotonic() < deadline:\n"
+        "        sum(range(1000))\n"
+        "    print('ran to the end')\n"
+        "    return 0\n"
+        "run_repl.cli.main = cli_main\n"
+        "from run_repl.command import main\n"
+        "sys.exit(main([]))\n"
+    )
+    done = subprocess.run(
+        [sys.executable, "-c", probe],
+        capture_output=True,
+        text=True,
+        timeout=60,
+        env={"PATH": "/usr/bin:/bin", "HOME": str(tmp_path), "PYTHONPATH": str(ROOT)},
+    )
+    assert "ran to the end" not in done.stdout, "the interrupt was lost"
+    assert "Exception ignored" not in done.stderr and "KeyboardInterrupt" not in done.stderr, (
+        done.stderr
+    )
+    assert done.returncode == 130, (done.returncode, done.stderr)

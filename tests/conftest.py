@@ -40,11 +40,13 @@ DEMO_HOST_TESTS = TESTS / "host" / "test_demo_host.py"
 
 @pytest.hookimpl(optionalhook=True)  # xdist's hook: absent with -p no:xdist
 def pytest_xdist_auto_num_workers(config: pytest.Config) -> int:
-    """`-n auto`: one and a half workers per core. A good part of the suite waits on
-    other processes (MCP servers, sandbox workers, PostgreSQL, approvers), so one
-    worker per core left the cores idle a fifth of the time: on 2 cores, 115 s with
-    2 workers, 98 s with 3 (and 98 s with 4)."""
-    return max(2, ((os.cpu_count() or 1) * 3 + 1) // 2)
+    """`-n auto`: two workers per core. A good part of the suite waits on other
+    processes (MCP servers, sandbox workers, PostgreSQL, approvers, heartbeats that must
+    stop), so one worker per core left the cores idle: on 2 cores, 115 s with 2 workers
+    and 98 s with 3, when the suite was smaller; now that waits are a larger part of it
+    (takeover, serve and killed-server tests: minutes of waiting for seconds of CPU),
+    4011 tests took 271 s with 3 workers and 250 s with 4."""
+    return max(2, (os.cpu_count() or 1) * 2)
 
 
 @pytest.fixture(scope="session")

@@ -126,3 +126,11 @@ def pytest_unconfigure(config: pytest.Config) -> None:
     if server is not None:
         server.stop()
         os.environ.pop("RUN_REPL_TEST_PG_URL", None)
+
+
+def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
+    """The `slow` tests first (the order is otherwise kept): most of them wait on other
+    processes for seconds, which overlaps the CPU-bound IDE tests when they start early;
+    collected last (tests/store, tests/cli/test_serve.py before tests/tui, but behind
+    thousands of quick ones), they were the suite's tail, with cores idle."""
+    items.sort(key=lambda item: item.get_closest_marker("slow") is None)

@@ -25,6 +25,14 @@ ROOT = Path(__file__).resolve().parents[2]
 SLOW = "let s = 0; for (let i = 0; i < 5e8; i++) s += i; return s"
 
 
+def at_a_terminal() -> None:
+    """The command starts as a shell's foreground job would, where Ctrl-C is not ignored.
+    A suite started in the background (`pytest &`, a CI runner's shell without job
+    control) has SIGINT ignored, and Python keeps an ignored SIGINT ignored in the
+    processes it starts: a Ctrl-C would then never reach the command at all."""
+    signal.signal(signal.SIGINT, signal.SIG_DFL)
+
+
 def console_script(ready_fd: int) -> str:
     """What pip's `run-repl` wrapper runs (`from MODULE import FUNC; sys.exit(FUNC())`),
     saying on `ready_fd` once the entry module is imported: the times count from there.
@@ -58,6 +66,7 @@ def test_ctrl_c_during_start_exits_130_quietly(tmp_path: Path, after_s: float) -
         stderr=subprocess.PIPE,
         text=True,
         pass_fds=(ready_w,),
+        preexec_fn=at_a_terminal,
         env={
             "PATH": "/usr/bin:/bin",
             "HOME": str(tmp_path),
@@ -134,6 +143,7 @@ def test_an_interrupt_python_could_not_raise_still_ends_the_command(tmp_path: Pa
         text=True,
         timeout=60,
         env={"PATH": "/usr/bin:/bin", "HOME": str(tmp_path), "PYTHONPATH": str(ROOT)},
+        preexec_fn=at_a_terminal,
     )
     assert "ran to the end" not in done.stdout, "the interrupt was lost"
     assert "Exception ignored" not in done.stderr and "KeyboardInterrupt" not in done.stderr, (

@@ -14,13 +14,15 @@ hook below takes it back and delivers it again, where it can be raised.
 from __future__ import annotations
 
 import sys
-from collections.abc import Sequence
-from typing import Any
+from collections.abc import Callable, Sequence
 
 CANCELLED = 130  # 128 + SIGINT, as shells report Ctrl-C (ExitCode.CANCELLED)
 
 
-def _redeliver_interrupts(previous: Any) -> Any:
+UnraisableHook = Callable[["sys.UnraisableHookArgs"], object]
+
+
+def _redeliver_interrupts(previous: UnraisableHook) -> UnraisableHook:
     """An unraisable hook: a dropped KeyboardInterrupt becomes a SIGINT again; anything
     else is reported as before.
 
@@ -29,7 +31,7 @@ def _redeliver_interrupts(previous: Any) -> Any:
     it when the hook's last statement has run (Python switches threads only between
     statements that call something, and the hook's last one calls nothing)."""
 
-    def hook(unraisable: Any) -> None:
+    def hook(unraisable: sys.UnraisableHookArgs) -> None:
         if unraisable.exc_type is None or not issubclass(unraisable.exc_type, KeyboardInterrupt):
             previous(unraisable)
             return

@@ -15,6 +15,7 @@ import sys
 import time
 import tomllib
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -31,6 +32,18 @@ def at_a_terminal() -> None:
     control) has SIGINT ignored, and Python keeps an ignored SIGINT ignored in the
     processes it starts: a Ctrl-C would then never reach the command at all."""
     signal.signal(signal.SIGINT, signal.SIG_DFL)
+
+
+def python_c(probe: str, env: dict[str, str], **kwargs: Any) -> subprocess.CompletedProcess[str]:
+    """`python -c probe` in a process of its own, its output kept."""
+    return subprocess.run(
+        [sys.executable, "-c", probe],
+        capture_output=True,
+        text=True,
+        timeout=60,
+        env=env,
+        **kwargs,
+    )
 
 
 def console_script(ready_fd: int) -> str:
@@ -99,13 +112,7 @@ def test_the_entry_module_imports_nothing_before_its_guard() -> None:
         "print(' '.join(sorted(m for m in sys.modules if m.startswith(('run_repl', 'textual', "
         "'prompt_toolkit', 'pydantic', 'mcp')))))"
     )
-    done = subprocess.run(
-        [sys.executable, "-c", probe],
-        capture_output=True,
-        text=True,
-        timeout=60,
-        env={"PATH": "/usr/bin:/bin", "PYTHONPATH": str(ROOT)},
-    )
+    done = python_c(probe, {"PATH": "/usr/bin:/bin", "PYTHONPATH": str(ROOT)})
     assert done.returncode == 0, done.stderr
     assert done.stdout.split() == sorted({"run_repl", module}), done.stdout
 
@@ -137,12 +144,9 @@ def test_an_interrupt_python_could_not_raise_still_ends_the_command(tmp_path: Pa
         "from run_repl.command import main\n"
         "sys.exit(main([]))\n"
     )
-    done = subprocess.run(
-        [sys.executable, "-c", probe],
-        capture_output=True,
-        text=True,
-        timeout=60,
-        env={"PATH": "/usr/bin:/bin", "HOME": str(tmp_path), "PYTHONPATH": str(ROOT)},
+    done = python_c(
+        probe,
+        {"PATH": "/usr/bin:/bin", "HOME": str(tmp_path), "PYTHONPATH": str(ROOT)},
         preexec_fn=at_a_terminal,
     )
     assert "ran to the end" not in done.stdout, "the interrupt was lost"

@@ -26,6 +26,7 @@ from textual.containers import Vertical
 from textual.css.query import NoMatches
 from textual.geometry import Offset
 from textual.message import Message
+from textual.widget import Widget
 from textual.widgets import ContentSwitcher, Tab, Tabs, TextArea
 
 from ....host.loader import FunctionInfo
@@ -448,6 +449,8 @@ class EditorTabs(Vertical):
         self._counter = 0
         self._buffers: dict[str, Buffer] = {}
         self._recently_closed: list[Buffer] = []
+        self._focus_before_reveal: Widget | None = None
+        self._activated_by_show: str | None = None
         self.problem: str | None = None
         restored = Restored(initial) if initial is not None else store.load()
         self.problem = restored.problem
@@ -494,7 +497,7 @@ class EditorTabs(Vertical):
             await strip.mount_all(before, before=0)
         if after:
             await strip.mount_all(after)
-        self.call_after_refresh(self._reveal_active)
+        self._reveal_after_refresh()
 
     def _make_editor(self, buffer: Buffer) -> CodeEditor:
         editor = CodeEditor(buffer.text, id=f"{buffer.key}-editor")
@@ -558,6 +561,11 @@ class EditorTabs(Vertical):
     @on(Tabs.TabActivated, "#editor-tabs")
     async def _tab_activated(self, event: Tabs.TabActivated) -> None:
         event.stop()
+        if event.tab.id == self._activated_by_show:
+            # The echo of show() setting the active tab: shown and focused already (a
+            # second focus would take it back from a panel chosen meanwhile).
+            self._activated_by_show = None
+            return
         if event.tab.id in self._buffers:
             await self.show(event.tab.id)
 
@@ -566,6 +574,7 @@ class EditorTabs(Vertical):
         once, so the keys typed next land in it (not in the buffer that was active)."""
         if self.tabs.active != key:
             self.tabs.active = key
+            self._activated_by_show = key  # its TabActivated is on its way
         switcher = self.query_one(ContentSwitcher)
         editor = self.editor_for(key)
         if editor is None:
@@ -573,6 +582,13 @@ class EditorTabs(Vertical):
             await switcher.add_content(editor)
         switcher.current = editor.id
         self.screen.set_focus(editor)
+        self._reveal_after_refresh()
+
+    def _reveal_after_refresh(self) -> None:
+        # The focus as it is now: a key pressed before the refresh (F4, ctrl+o v: a fast
+        # typist or a macro) may move it to another panel, and the refresh must not
+        # take it back.
+        self._focus_before_reveal = self.screen.focused
         self.call_after_refresh(self._reveal_active)
 
     def _reveal_active(self) -> None:
@@ -586,7 +602,7 @@ class EditorTabs(Vertical):
             # Tabs.add_tab does after a refresh, too).
             self.tabs._highlight_active(animate=False)
         editor = self.active_editor
-        if editor is not None:
+        if editor is not None and self.screen.focused is self._focus_before_reveal:
             editor.focus()
 
     @on(TextArea.Changed)

@@ -7,7 +7,7 @@ from typing import Any
 
 import pytest
 from textual.app import App, ComposeResult
-from tui_helpers import screen_text
+from tui_helpers import screen_text, until
 
 from run_repl.sandbox.result import RunErrorInfo
 from run_repl.tui.components.error_view import RunErrorView
@@ -35,6 +35,23 @@ def rows_of(app: App[Any]) -> tuple[str, str]:
     return rows[at], rows[at + 1]
 
 
+async def fitted_rows(pilot: Any, *, wider_than: int = 0) -> tuple[str, str]:
+    """The excerpt's rows once the view has been laid out at its width: a view just
+    shown is drawn first at no width, then again when its size comes (on_resize),
+    a refresh later."""
+    app = pilot.app
+
+    def fitted() -> bool:
+        try:
+            code, caret = rows_of(app)
+        except ValueError:  # not drawn yet, or its line still wrapped onto two rows
+            return False
+        return "^" in caret and len(code.rstrip()) > wider_than
+
+    await until(pilot, fitted)
+    return rows_of(app)
+
+
 @pytest.mark.parametrize("column", [1, 14, 32, 60, 78, 81])
 async def test_the_caret_points_at_the_column_when_the_panel_is_narrow(column: int) -> None:
     app = ErrorApp()
@@ -47,8 +64,7 @@ async def test_the_caret_points_at_the_column_when_the_panel_is_narrow(column: i
             column=column,
         )
         view.show_error(error, SOURCE)
-        await pilot.pause()
-        code, caret = rows_of(app)
+        code, caret = await fitted_rows(pilot)
         assert caret.count("^") == 1, (code, caret)
         x = caret.index("^")
         line = SOURCE.split("\n")[4]
@@ -68,10 +84,7 @@ async def test_the_excerpt_follows_the_panel_when_it_is_resized() -> None:
         view.show_error(
             RunErrorInfo(code="RUN_EXCEPTION", message="boom", line=5, column=60), SOURCE
         )
-        await pilot.pause()
-        narrow, _ = rows_of(app)
+        narrow, _ = await fitted_rows(pilot)
         view.styles.width = 76
-        await pilot.pause()
-        wide, caret = rows_of(app)
-        assert len(wide.rstrip()) > len(narrow.rstrip())
+        wide, caret = await fitted_rows(pilot, wider_than=len(narrow.rstrip()))
         assert wide[caret.index("^")] == SOURCE.split("\n")[4][59]

@@ -67,6 +67,13 @@ async def listed(app: RunReplApp, condition: Any) -> None:
     await asyncio.wait_for(wait(), timeout=60)
 
 
+async def open_inbox(pilot: Any) -> None:
+    """F6, and wait until the inbox is built: under load a key pressed next can come
+    before it is, and goes to the main screen."""
+    await pilot.press("f6")
+    await until(pilot, lambda: pilot.app.screen.query("#inbox-detail-text"))
+
+
 def inbox(app: RunReplApp) -> ApprovalsScreen:
     screen = app.screen
     assert isinstance(screen, ApprovalsScreen), screen
@@ -103,7 +110,7 @@ async def test_an_approval_from_another_process_is_approved_in_the_inbox(
     app = make_app(data_dir)
     async with app.run_test(size=SIZE) as pilot:
         await listed(app, lambda approvals: approvals == [])
-        await pilot.press("f6")
+        await open_inbox(pilot)
         assert "No approvals wait" in text_of(app, "#inbox-count")
 
         code, _out, err = await cli(data_dir, "run", "-", stdin=PUBLISH_FIRST)
@@ -149,7 +156,7 @@ async def test_an_approval_asked_after_many_calls_lists_the_latest_and_counts_th
     app = make_app(data_dir)
     async with app.run_test(size=SIZE) as pilot:
         await listed(app, lambda approvals: len(approvals) == 1)
-        await pilot.press("f6")
+        await open_inbox(pilot)
         await settle(pilot)  # the run's record is read for the detail
         detail = text_of(app, "#inbox-detail-text").splitlines()
         at = detail.index(f"  calls already made ({many}):")
@@ -170,7 +177,7 @@ async def test_a_denial_in_the_inbox_reaches_the_snippet(
     app = make_app(data_dir)
     async with app.run_test(size=SIZE) as pilot:
         await listed(app, lambda approvals: len(approvals) == 1)
-        await pilot.press("f6")
+        await open_inbox(pilot)
         await pilot.press("n")
         await settle(pilot)
         outcomes = text_of(app, "#inbox-outcomes")
@@ -203,7 +210,8 @@ async def test_keys_wait_after_the_inbox_opens_and_after_the_approval_changes(
     app = make_app(data_dir)
     async with app.run_test(size=SIZE) as pilot:
         await listed(app, lambda approvals: len(approvals) == 1)
-        await pilot.press("f6", "y", "n", "a", "enter")
+        await open_inbox(pilot)
+        await pilot.press("y", "n", "a", "enter")
         await settle(pilot)
         assert app.main.approvals.deciding == set() and app.main.approvals.outcomes == []
         assert inbox(app).confirming is None
@@ -218,7 +226,7 @@ async def test_the_selection_stays_on_its_approval_when_others_come_and_go(
     app = make_app(data_dir)
     async with app.run_test(size=SIZE) as pilot:
         await listed(app, lambda approvals: len(approvals) == 1)
-        await pilot.press("f6")
+        await open_inbox(pilot)
         screen = inbox(app)
         assert screen.selected == first
         armed_at = screen.shown_at
@@ -236,7 +244,8 @@ async def test_approve_for_the_session_asks_once_more(data_dir: Path, no_arm_del
     app = make_app(data_dir)
     async with app.run_test(size=SIZE) as pilot:
         await listed(app, lambda approvals: len(approvals) == 1)
-        await pilot.press("f6", "a")
+        await open_inbox(pilot)
+        await pilot.press("a")
         assert inbox(app).confirming is not None
         assert "enter: yes" in text_of(app, "#inbox-keys")
         await pilot.press("x")  # any other key says no
@@ -269,7 +278,8 @@ async def test_an_approval_of_another_host_is_not_decided_here(
     )
     async with app.run_test(size=SIZE) as pilot:
         await listed(app, lambda approvals: len(approvals) == 1)
-        await pilot.press("f6", "y")
+        await open_inbox(pilot)
+        await pilot.press("y")
         await settle(pilot)
         assert app.main.approvals.deciding == set()
         detail = text_of(app, "#inbox-detail-text")
@@ -296,7 +306,7 @@ async def test_a_stuck_approval_is_recovered_after_a_confirmation(data_dir: Path
     store.start_batch(claim)
     async with app.run_test(size=SIZE) as pilot:
         await listed(app, lambda approvals: [a.state() for a in approvals] == ["stuck"])
-        await pilot.press("f6")
+        await open_inbox(pilot)
         await pilot.pause()
         assert "STUCK" in text_of(app, "#inbox-detail-text")
         assert "R recover" in text_of(app, "#inbox-keys")
@@ -353,7 +363,7 @@ async def test_the_run_on_screen_is_decided_in_the_inbox_as_by_its_prompt(
         prompt = app.query_one(ApprovalPrompt)
         assert prompt.current is not None
         await listed(app, lambda approvals: len(approvals) == 1)
-        await pilot.press("f6")
+        await open_inbox(pilot)
         await pilot.pause()
         assert "this IDE" in str(inbox(app).query_one("#inbox-list", DataTable).get_row_at(0)[4])
         await pilot.press("y")
@@ -509,7 +519,7 @@ async def test_down_then_y_in_one_burst_decides_nothing(data_dir: Path) -> None:
     app = make_app(data_dir)
     async with app.run_test(size=SIZE) as pilot:
         await listed(app, lambda approvals: len(approvals) == 2)
-        await pilot.press("f6")
+        await open_inbox(pilot)
         screen = inbox(app)
         await until(pilot, lambda: rows(app)[:1] == [first])
         screen.shown_at -= 3600  # the first has been on screen long enough to decide

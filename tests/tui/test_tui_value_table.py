@@ -7,6 +7,7 @@ import json
 from typing import Any
 
 from test_tui_value_view import Harness, run, screen_text, windowed_like_engine
+from tui_helpers import until
 
 from run_repl.sandbox.result import RunResult
 from run_repl.tui.components.value.model import Shown
@@ -92,7 +93,7 @@ async def test_records_page_as_a_table_and_r_switches_to_json() -> None:
         assert "table of" in text and "ord_0000" in text
         await pilot.press("r")
         assert view.view == "lines" and not table.display
-        assert '"id": "ord_0000"' in screen_text(app)
+        await until(pilot, lambda: '"id": "ord_0000"' in screen_text(app))  # painted next
         await pilot.press("r")
         assert view.view == "table"
 

@@ -35,7 +35,21 @@ async def still(pilot: Any) -> None:
         area.cursor_blink = False
         area.notify_style_update()
         area.refresh()
-    await pilot.pause()
+    await steady(pilot)
+
+
+async def steady(pilot: Any) -> None:
+    """Process messages until the screen is painted the same twice running: a page just
+    shown, say, sizes its table's columns a refresh after its rows came, so one pause
+    can catch it half drawn."""
+    before = screen_text(pilot.app)
+    for _ in range(MESSAGE_ROUNDS):
+        await pilot.pause()
+        now = screen_text(pilot.app)
+        if now == before:
+            return
+        before = now
+    raise AssertionError("the screen kept changing")
 
 
 def screen_text(app: App[Any]) -> str:

@@ -531,6 +531,34 @@ async def test_down_then_y_in_one_burst_decides_nothing(data_dir: Path) -> None:
     assert not published(data_dir, "draft_02")
 
 
+async def test_an_approvals_change_while_the_inbox_is_half_built_waits_for_it(
+    data_dir: Path,
+) -> None:
+    """Heard under load too: a change that came when the inbox's list was mounted but
+    its detail not yet looked for the detail, and the app ended (NoMatches). A change
+    comes at every turn of the loop while the inbox is built; the inbox shows it."""
+    approval_id = await interrupted_elsewhere(data_dir)
+    app = make_app(data_dir)
+    async with app.run_test(size=SIZE) as pilot:
+        await listed(app, lambda approvals: len(approvals) == 1)
+        app.action_approvals()
+        half_built = 0
+        for _ in range(10_000):
+            screen = app.screen
+            if isinstance(screen, ApprovalsScreen):
+                if screen.is_mounted:
+                    break
+                half_built += bool(screen.query("#inbox-list")) and not screen.query(
+                    "#inbox-detail-text"
+                )
+            app.main._refresh_inbox_screen()
+            await asyncio.sleep(0)
+        assert half_built, "the change never came while the inbox was half built"
+        await until(pilot, lambda: inbox(app).selected == approval_id)
+        assert "Publish draft draft_01" in text_of(app, "#inbox-detail-text")
+    assert app.return_code is None and app._exception is None
+
+
 async def test_an_approvals_change_as_the_inbox_opens_waits_for_it(data_dir: Path) -> None:
     """Heard under load in the suite: a change arriving after F6 pushed the inbox but
     before it was built made its refresh look for a list that did not exist yet, and

@@ -29,7 +29,6 @@ from textual import events, on, work
 from textual.app import ComposeResult
 from textual.binding import Binding, BindingType
 from textual.containers import Vertical, VerticalScroll
-from textual.css.query import NoMatches
 from textual.message import Message
 from textual.screen import ModalScreen
 from textual.widgets import DataTable, Static
@@ -186,6 +185,7 @@ meant for one approval never decides the next.
         self._runs: dict[str, RunRecord | None] = {}
         self._calls_made: dict[str, list[Line]] = {}  # a run's calls in words, made once
         self._rows: list[InboxRow] = []
+        self._built = False  # until on_mount: its widgets come over several turns of the loop
 
     def compose(self) -> ComposeResult:
         with Vertical(id="inbox-dialog") as dialog:
@@ -205,6 +205,7 @@ meant for one approval never decides the next.
         table = self.query_one("#inbox-list", DataTable)
         for key, label in COLUMNS:
             table.add_column(label, key=key)
+        self._built = True
         table.focus()
         self.shown_at = time.monotonic()
         self.refresh_inbox()
@@ -228,10 +229,11 @@ meant for one approval never decides the next.
 
     def refresh_inbox(self) -> None:
         """Show the inbox's list as it is now; the cursor stays on the approval it was on."""
-        try:
-            table = self.query_one("#inbox-list", DataTable)
-        except NoMatches:
-            return  # pushed and not built yet: on_mount shows the inbox as it is then
+        if not self._built:
+            # Pushed and not built yet (the list may be there without its columns, the
+            # detail not at all): on_mount shows the inbox as it is then.
+            return
+        table = self.query_one("#inbox-list", DataTable)
         inbox = self.inbox
         now = time.time()
         rows = [InboxRow.of(a, here=self.inbox.here, now=now) for a in inbox.approvals]

@@ -12,6 +12,7 @@ from textual.widgets import TextArea
 from tui_helpers import (
     SIZE,
     decide,
+    jump,
     make_app,
     run_to_end,
     screen_text,
@@ -163,7 +164,7 @@ async def test_call_detail_opens_on_enter(app_and_pilot: tuple[RunReplApp, Any])
     app, pilot = app_and_pilot
     await set_source(pilot, "await crm.getAccount('acc_0007')")
     await run_to_end(pilot)
-    await pilot.press("ctrl+o", "c")
+    await jump(pilot, "c")
     await pilot.press("enter")
     await pilot.pause()
     assert isinstance(app.screen, CallDetailScreen)
@@ -340,12 +341,10 @@ async def test_a_calls_detail_shows_dates_decoded_never_the_wire(
     app, pilot = app_and_pilot
     await set_source(pilot, "return await billing.listInvoices('acc_0001')")
     await run_to_end(pilot)
-    await pilot.press("ctrl+o", "c")
-    await pilot.pause()
+    await jump(pilot, "c")
     assert app.focused is app.query_one(CallsTable)
     await pilot.press("enter")
-    await pilot.pause()
-    assert isinstance(app.screen, CallDetailScreen)
+    await until(pilot, lambda: isinstance(app.screen, CallDetailScreen))
+    await until(pilot, lambda: '"issued_at": Date 20' in screen_text(app))  # painted next
     text = screen_text(app)
-    assert '"issued_at": Date 20' in text
     assert "\\u0000" not in text and "u0000" not in text

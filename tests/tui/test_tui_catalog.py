@@ -7,7 +7,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from tui_helpers import SIZE, make_app, run_to_end, screen_text
+from tui_helpers import SIZE, jump, make_app, run_to_end, screen_text
 
 from run_repl.tui.app import RunReplApp
 from run_repl.tui.components.completion_menu import CompletionMenu, SignatureHint
@@ -155,8 +155,7 @@ async def test_enter_on_a_function_inserts_a_call_at_the_cursor(
     app, pilot = app_and_pilot
     editor = await typed(pilot, "", start="const drafts = \n")
     editor.move_cursor((0, len("const drafts = ")))
-    await pilot.press("ctrl+o", "h")
-    await pilot.pause()
+    await jump(pilot, "h")
     tree = app.query_one(HostCatalog).tree
     assert app.focused is tree
     documents = tree.root.children[3]
@@ -175,8 +174,7 @@ async def test_enter_on_a_function_inserts_a_call_at_the_cursor(
 async def test_ctrl_b_hides_and_shows_the_catalog(app_and_pilot: tuple[RunReplApp, Any]) -> None:
     app, pilot = app_and_pilot
     catalog = app.query_one(HostCatalog)
-    await pilot.press("ctrl+o", "h")
-    await pilot.pause()
+    await jump(pilot, "h")
     assert app.main.panel_of(app.focused) == "catalog"
     await pilot.press("ctrl+b")
     await pilot.pause()

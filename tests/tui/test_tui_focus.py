@@ -10,7 +10,7 @@ from typing import Any
 
 import pytest
 from textual import events
-from tui_helpers import make_app, run_to_end, screen_text, set_source, settle, until
+from tui_helpers import jump, make_app, run_to_end, screen_text, set_source, settle, until
 
 from run_repl.tui.app import RunReplApp
 from run_repl.tui.components.log_panel import LogPanel
@@ -160,8 +160,7 @@ async def test_a_sentence_typed_into_the_value_panel_writes_nothing(
     _, pilot = app_and_pilot
     await set_source(pilot, FIVE_THOUSAND)
     await run_to_end(pilot)
-    await pilot.press("ctrl+o", "v")
-    await pilot.pause()
+    await jump(pilot, "v")
     await pilot.press(*"const todo = await drafts.filter((d) => !d.published)", "enter")
     await settle(pilot)
     assert list(workdir.iterdir()) == []
@@ -196,7 +195,7 @@ async def test_a_letter_in_the_logs_does_not_clear_them(
     app, pilot = app_and_pilot
     await set_source(pilot, "console.log('one'); console.log('two')")
     await run_to_end(pilot)
-    await pilot.press("ctrl+o", "l")
+    await jump(pilot, "l")
     logs = app.query_one(LogPanel)
     await pilot.press(*"accept")
     assert len(logs.lines) == 2
@@ -216,8 +215,7 @@ async def test_guest_text_reaches_no_panel_raw(app_and_pilot: tuple[RunReplApp, 
     await run_to_end(pilot)
     assert app.main.runs.result.status == "error"
     panels = [screen_text(app)]
-    await pilot.press("ctrl+o", "c")
-    await pilot.pause()
+    await jump(pilot, "c")
     panels.append(screen_text(app))
     for text in panels:
         for raw in ("\x1b", "\x07", "\u202e", "\x9b"):

@@ -16,7 +16,7 @@ from typing import Any, cast
 
 import forked_cli
 import pytest
-from tui_helpers import SIZE, make_app, run_to_end, set_source, settle
+from tui_helpers import SIZE, jump, make_app, run_to_end, set_source, settle
 
 from run_repl.store import PendingApproval
 from run_repl.store.approvals.flow import recover
@@ -159,7 +159,7 @@ async def test_a_run_approved_in_a_shell_shows_its_logs_calls_and_value_here(
         # Its value: the first page, and the next one read from the store.
         view = app.main.value_view
         assert view.page_items[0] == {"i": 0, "published": True}
-        await pilot.press("ctrl+o", "v")  # the jump overlay, to the value panel
+        await jump(pilot, "v")  # the jump overlay, to the value panel
         await settle(pilot)
         offset = view.page_offset
         await pilot.press("n")

@@ -8,7 +8,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from tui_helpers import SIZE, make_app, run_to_end, settle, still
+from tui_helpers import SIZE, jump, make_app, run_to_end, settle, still
 
 from run_repl.tui.components.approval_prompt import ApprovalPrompt
 from run_repl.tui.components.editor.confirm_close import ConfirmClose
@@ -33,7 +33,7 @@ def test_after_a_run_with_a_paged_value(stable: Path, snap_compare: Any) -> None
 
     async def run_before(pilot: Any) -> None:
         await finish(pilot, source)
-        await pilot.press("ctrl+o", "v")
+        await jump(pilot, "v")  # before n: a key sent sooner goes to the editor
         await pilot.press("n")  # the second page of items
         await still(pilot)
 

@@ -13,7 +13,7 @@ from textual.filter import dim_color
 from textual.geometry import Region
 from textual.theme import BUILTIN_THEMES
 from textual.widgets import TextArea
-from tui_helpers import SIZE, make_app, run_to_end, screen_text, set_source, settle
+from tui_helpers import SIZE, jump, make_app, run_to_end, screen_text, set_source, settle
 
 from run_repl.tui import themes as themes_module
 from run_repl.tui.themes import (
@@ -340,8 +340,7 @@ async def test_every_text_on_screen_reads_in_every_shipped_theme(
         )
         await run_to_end(pilot)
         found += low_contrast(app, "approval")
-        await pilot.press("ctrl+o", "c")
-        await pilot.pause()
+        await jump(pilot, "c")
         found += low_contrast(app, "calls")
         await pilot.press("f6")
         await settle(pilot)
@@ -349,8 +348,7 @@ async def test_every_text_on_screen_reads_in_every_shipped_theme(
         await pilot.press("escape")
         await set_source(pilot, "return Array.from({length: 3000}, (_, i) => ({i, name: 'n' + i}))")
         await run_to_end(pilot)
-        await pilot.press("ctrl+o", "v")
-        await pilot.pause()
+        await jump(pilot, "v")
         found += low_contrast(app, "table")
         await pilot.press("r")
         await pilot.pause()

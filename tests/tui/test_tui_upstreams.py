@@ -10,7 +10,7 @@ import time
 from pathlib import Path
 
 import pytest
-from test_tui_inbox import cli, listed, text_of
+from test_tui_inbox import cli, listed, open_inbox, text_of
 from tui_helpers import SIZE, make_app, screen_text, settle
 
 sys.path.insert(0, str(Path(__file__).parent.parent / "host"))
@@ -42,7 +42,7 @@ async def test_write_file_paused_elsewhere_is_approved_in_the_inbox_and_written_
     async with app.run_test(size=SIZE) as pilot:
         assert "fs.write_file" in app.ws.host.manifest.functions
         await listed(app, lambda approvals: approvals == [])
-        await pilot.press("f6")
+        await open_inbox(pilot)
         code, _out, err = await cli(data_dir, "run", "-", stdin=source)
         assert code == 3, err  # paused in that process, waiting for a person
         assert not target.exists()

@@ -108,3 +108,14 @@ async def decide(pilot: Any, key: str) -> None:
     await pilot.press("f3")
     await pilot.press(key)
     await settle(pilot)
+
+
+JUMP_PANELS = {"v": "Value", "l": "Logs", "c": "Calls", "e": "Editor", "h": "Host"}
+
+
+async def jump(pilot: Any, letter: str) -> None:
+    """ctrl+o and a panel's letter, and wait until that panel has the focus: a hidden
+    tab is shown first and focused when it has been laid out, a refresh later, and a
+    key pressed before then goes to the panel that had the focus."""
+    await pilot.press("ctrl+o", letter)
+    await until(pilot, lambda: pilot.app.main.status.panel == JUMP_PANELS[letter])

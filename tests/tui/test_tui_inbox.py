@@ -71,7 +71,8 @@ async def open_inbox(pilot: Any) -> None:
     """F6, and wait until the inbox is built: under load a key pressed next can come
     before it is, and goes to the main screen."""
     await pilot.press("f6")
-    await until(pilot, lambda: pilot.app.screen.query("#inbox-detail-text"))
+    app = pilot.app
+    await until(pilot, lambda: isinstance(app.screen, ApprovalsScreen) and app.screen.is_mounted)
 
 
 def inbox(app: RunReplApp) -> ApprovalsScreen:

@@ -12,7 +12,16 @@ from typing import Any
 import forked_cli
 import pytest
 from textual.widgets import DataTable, Static
-from tui_helpers import SIZE, make_app, run_to_end, screen_text, set_source, settle, until
+from tui_helpers import (
+    SIZE,
+    make_app,
+    open_inbox,
+    run_to_end,
+    screen_text,
+    set_source,
+    settle,
+    until,
+)
 
 from run_repl.present import CALLS_MADE_SHOWN
 from run_repl.present.styled import plain, plain_lines
@@ -65,14 +74,6 @@ async def listed(app: RunReplApp, condition: Any) -> None:
             await app.main.approvals.next_change()
 
     await asyncio.wait_for(wait(), timeout=60)
-
-
-async def open_inbox(pilot: Any) -> None:
-    """F6, and wait until the inbox is built: under load a key pressed next can come
-    before it is, and goes to the main screen."""
-    await pilot.press("f6")
-    app = pilot.app
-    await until(pilot, lambda: isinstance(app.screen, ApprovalsScreen) and app.screen.is_mounted)
 
 
 def inbox(app: RunReplApp) -> ApprovalsScreen:

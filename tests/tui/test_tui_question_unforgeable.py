@@ -13,7 +13,7 @@ from typing import Any
 
 import pytest
 from textual.widgets import Static
-from tui_helpers import SIZE, run_to_end, set_source, settle, until
+from tui_helpers import SIZE, open_inbox, run_to_end, set_source, settle, until
 
 from run_repl.tui.app import RunReplApp
 from run_repl.tui.components.approval_prompt import ApprovalPrompt
@@ -69,8 +69,7 @@ async def asked(tmp_path: Path, data_dir: Path, argument: str) -> tuple[str, str
         prompt = app.query_one(ApprovalPrompt)
         await until(pilot, lambda: prompt.current is not None)
         shown = content(app, "#approval-text")
-        await pilot.press("f6")
-        await until(pilot, lambda: app.screen.query("#inbox-detail-text"))
+        await open_inbox(pilot)
         await settle(pilot)
         await until(pilot, lambda: "Refund" in content(app, "#inbox-detail-text"))
         detail = content(app, "#inbox-detail-text")
@@ -131,8 +130,7 @@ async def drawn(tmp_path: Path, data_dir: Path, argument: str, width: int) -> di
         await until(pilot, lambda: prompt.current is not None)
         await settle(pilot)
         look("#approval-text")
-        await pilot.press("f6")
-        await until(pilot, lambda: app.screen.query("#inbox-detail-text"))
+        await open_inbox(pilot)
         await settle(pilot)
         await until(pilot, lambda: "Refund" in content(app, "#inbox-detail-text"))
         look("#inbox-detail-text")

@@ -9,10 +9,9 @@ from typing import Any
 import pytest
 from textual.geometry import Region
 from textual.widget import Widget
-from tui_helpers import make_app, until
+from tui_helpers import make_app, open_inbox, until
 
 from run_repl.tui.components.status_bar import StatusBar
-from run_repl.tui.screens.approvals import ApprovalsScreen
 
 
 def toast_regions(app: Any) -> list[Region]:
@@ -39,8 +38,7 @@ async def test_toasts_leave_the_inbox_key_hints_in_view(
     app = make_app(data_dir)
     async with app.run_test(size=size, notifications=True) as pilot:
         await pilot.pause()
-        await pilot.press("f6")
-        await until(pilot, lambda: isinstance(app.screen, ApprovalsScreen))
+        await open_inbox(pilot)
         await pilot.pause()
         keys = app.screen.query_one("#inbox-keys")
         assert keys.region.area

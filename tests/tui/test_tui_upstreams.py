@@ -10,8 +10,8 @@ import time
 from pathlib import Path
 
 import pytest
-from test_tui_inbox import cli, listed, open_inbox, text_of
-from tui_helpers import SIZE, make_app, screen_text, settle
+from test_tui_inbox import cli, listed, text_of
+from tui_helpers import SIZE, make_app, open_inbox, screen_text, settle
 
 sys.path.insert(0, str(Path(__file__).parent.parent / "host"))
 from upstream_testing import program, require_servers, write_upstream_config

@@ -11,6 +11,7 @@ from textual.widgets import TextArea
 
 from run_repl.tui.app import RunReplApp
 from run_repl.tui.approvals_inbox import APP_LONG_WORKERS
+from run_repl.tui.screens.approvals import ApprovalsScreen
 from run_repl.workspace import open_workspace
 
 SIZE = (160, 48)
@@ -119,3 +120,12 @@ async def jump(pilot: Any, letter: str) -> None:
     key pressed before then goes to the panel that had the focus."""
     await pilot.press("ctrl+o", letter)
     await until(pilot, lambda: pilot.app.main.status.panel == JUMP_PANELS[letter])
+
+
+async def open_inbox(pilot: Any) -> None:
+    """F6, and wait until the inbox is built (its on_mount run): it is built over
+    several turns of the loop, and under load a key pressed sooner goes to the main
+    screen."""
+    app = pilot.app
+    await pilot.press("f6")
+    await until(pilot, lambda: isinstance(app.screen, ApprovalsScreen) and app.screen.is_mounted)

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from collections.abc import AsyncIterator
+from contextlib import asynccontextmanager
 from pathlib import Path
 from typing import Any
 
@@ -10,9 +11,12 @@ import pytest
 import textual._wait
 import textual.constants
 import textual.screen
+from textual.app import App
 from textual.css.model import RuleSet
 from textual.css.stylesheet import Stylesheet
-from tui_helpers import SIZE, make_app
+from textual.pilot import Pilot
+from textual.screen import Screen
+from tui_helpers import SIZE, make_app, screen_text
 
 from run_repl.present import formats
 from run_repl.tui import approvals_inbox
@@ -69,6 +73,41 @@ def _parse_rules_once(
 
 
 Stylesheet._parse_rules = _parse_rules_once  # type: ignore[method-assign]
+
+# A headless app paints every update (the dirty regions, or all of the screen) and then
+# drops it, having no terminal: two fifths of the IDE tests' CPU went to frames nobody
+# saw. The tests see the screen only when they read it (screen_text, the snapshots,
+# export_screenshot), and each of those paints it whole, as it is then; so a headless
+# update only forgets what it would have painted. The last frame of every run_test is
+# still painted (below), so a widget that fails to draw fails its test.
+_compositor_refresh = Screen._compositor_refresh
+
+
+def _compositor_refresh_unpainted(self: Screen[Any]) -> None:
+    app = self.app
+    if not (app.is_headless and self is app.screen and not app.is_inline):
+        _compositor_refresh(self)
+        return
+    self._compositor._dirty_regions.clear()  # what render_update clears
+    self._dirty_widgets.clear()
+    app._update_mouse_over(self)
+
+
+Screen._compositor_refresh = _compositor_refresh_unpainted  # type: ignore[method-assign]
+_run_test = App.run_test
+
+
+@asynccontextmanager
+async def _run_test_painting_its_last_frame(
+    self: App[Any], *args: Any, **kwargs: Any
+) -> AsyncIterator[Pilot[Any]]:
+    async with _run_test(self, *args, **kwargs) as pilot:
+        yield pilot
+        if self.is_running and self.screen_stack:
+            screen_text(self)
+
+
+App.run_test = _run_test_painting_its_last_frame  # type: ignore[method-assign]
 
 
 @pytest.fixture

@@ -6,6 +6,7 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
+from textual._context import visible_screen_stack
 from textual.app import App
 from textual.widgets import TextArea
 
@@ -55,6 +56,9 @@ async def steady(pilot: Any) -> None:
 
 def screen_text(app: App[Any]) -> str:
     """The screen as it is painted, as text."""
+    # As the compositor's own updates do: a modal screen paints the screens beneath it
+    # from this list.
+    visible_screen_stack.set(app._background_screens)
     return "\n".join(strip.text for strip in app.screen._compositor.render_strips())
 
 

@@ -75,7 +75,7 @@ def _parse_rules_once(
 Stylesheet._parse_rules = _parse_rules_once  # type: ignore[method-assign]
 
 # A headless app paints every update (the dirty regions, or all of the screen) and then
-# drops it, having no terminal: two fifths of the IDE tests' CPU went to frames nobody
+# drops it, having no terminal: over a third of the IDE tests' CPU went to frames nobody
 # saw. The tests see the screen only when they read it (screen_text, the snapshots,
 # export_screenshot), and each of those paints it whole, as it is then; so a headless
 # update only forgets what it would have painted. The last frame of every run_test is

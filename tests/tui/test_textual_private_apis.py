@@ -1,12 +1,15 @@
-"""Fences around the private parts of Textual the editor leans on.
+"""Fences around the private parts of Textual the IDE and its tests lean on.
 
 `run_repl/tui/components/editor/editor.py` replaces the private
 `SyntaxAwareDocument.prepare_query` for the whole process (one compiled highlight
 query shared by every TypeScript document) and reads Textual's bundled
 `javascript.scm` by path; `run_repl/tui/components/key_footer.py` sets the private
-`FooterKey`'s `compact` before mounting it. None is Textual's public API, and `pyproject.toml`
-pins the Textual versions these tests passed on: when a release moves either, these
-fail with what to look at, instead of highlighting quietly going off.
+`FooterKey`'s `compact` before mounting it; the IDE tests (`tests/tui/conftest.py`) skip
+a headless screen's painting in the private `Screen._compositor_refresh`, and
+`screen_text` sets the private `visible_screen_stack` as Textual's updates do. None is
+Textual's public API, and `pyproject.toml` pins the Textual versions these tests
+passed on: when a release moves one, these fail with what to look at, instead of
+highlighting going off or the tests' screens going blank quietly.
 """
 
 from __future__ import annotations

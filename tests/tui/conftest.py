@@ -93,6 +93,7 @@ def _compositor_refresh_unpainted(self: Screen[Any]) -> None:
     app._update_mouse_over(self)
 
 
+_compositor_refresh_unpainted.__wrapped__ = _compositor_refresh  # type: ignore[attr-defined]
 Screen._compositor_refresh = _compositor_refresh_unpainted  # type: ignore[method-assign]
 _run_test = App.run_test
 

@@ -17,6 +17,7 @@ from __future__ import annotations
 import inspect
 from pathlib import Path
 
+import pytest
 import textual
 
 from run_repl.tui.components.editor import editor
@@ -95,17 +96,15 @@ def test_textual_footer_keys_still_start_compact_and_are_bound_to_the_footer() -
 def test_textual_still_paints_a_screens_updates_where_the_tests_skip_them() -> None:
     # tests/tui/conftest.py skips a headless screen's painting in
     # Screen._compositor_refresh and does the rest of what it does itself.
-    from conftest import _compositor_refresh
+    from textual.screen import Screen
 
-    source = inspect.getsource(_compositor_refresh)
+    source = inspect.getsource(Screen._compositor_refresh.__wrapped__)
     steps = ("render_update(", "self._dirty_widgets.clear()", "app._update_mouse_over(self)")
     for step in steps:
         assert step in source, (
             f"Textual's Screen._compositor_refresh no longer does {step!r}: update "
             "_compositor_refresh_unpainted in tests/tui/conftest.py"
         )
-    from textual.screen import Screen
-
     assert "visible_screen_stack.get().pop()" in inspect.getsource(Screen.render), (
         "a modal screen no longer paints the screens beneath it from visible_screen_stack: "
         "update screen_text in tests/tui/tui_helpers.py"
@@ -113,7 +112,6 @@ def test_textual_still_paints_a_screens_updates_where_the_tests_skip_them() -> N
 
 
 async def test_a_widget_that_fails_to_draw_its_last_frame_fails_the_test() -> None:
-    import pytest
     from textual.app import App, ComposeResult
     from textual.widgets import Static
 

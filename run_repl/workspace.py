@@ -19,7 +19,7 @@ import os
 import secrets
 import shlex
 import tempfile
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from types import TracebackType
@@ -122,18 +122,31 @@ class Workspace:
         source: str,
         owner: str | None = None,
         values: Sequence[StoredItems] = (),
+        recorded: Callable[[], None] | None = None,
     ) -> None:
         """Keep `result` in the history and its approvals in the store; `owner`: the
         MCP principal whose call it was (only it sees them over MCP); `values`: what
         the result names, held by the runner (`Runner.holding_values`), written in the
         history row's transaction, or on their own if that fails: in the store either
-        way when this returns."""
+        way when this returns. `recorded` (which must not raise): called once the
+        history has the run (or could not take it), before any approval is saved: the
+        MCP server names an idempotency key's run there, so a retry finds the run
+        whenever this process dies after a person could be asked."""
         written = not values
         try:
-            record_run(
-                self.store, result, source=source, host=self.host.name, owner=owner, values=values
-            )
-            written = True
+            try:
+                record_run(
+                    self.store,
+                    result,
+                    source=source,
+                    host=self.host.name,
+                    owner=owner,
+                    values=values,
+                )
+                written = True
+            finally:
+                if recorded is not None:
+                    recorded()
             save_interrupted(
                 self.store,
                 result,

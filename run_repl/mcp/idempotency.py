@@ -1,6 +1,7 @@
 """The `run` tool's `idempotency_key`: a retry gets the first call's run, never a second.
 
-    first call  ── reserve (owner, key) ──▶ runs ──▶ kept ──▶ the key names its run
+    first call  ── reserve (owner, key) ──▶ runs ──▶ in the history ──▶ the key
+                   names its run ──▶ its approvals saved (a person can be asked)
     a retry     ── finds the key ──▶ waits for it to name its run ──▶ that run's
                    result, or where its approvals stand (followed as the first call
                    followed them; the person is not asked again)

@@ -421,19 +421,27 @@ class RunReplMcp:
                 self.ws.runner.run(code, self.ws.host.functions, limits=limits, cancel=cancel)
             )
 
+        def settle(result: RunResult | None) -> None:
+            if held is not None:
+                try:
+                    held.settle(result)
+                except Exception as exc:
+                    self.ws.warnings.append(f"could not record the idempotency key: {exc}")
+
         def keep(result: RunResult | None) -> None:
             values = holding.close()
             if result is not None:
                 if owner is not None and result.run_id is not None:
                     self._owners.keep(result.run_id, owner)
-                self.ws.remember(result, code, owner, values=values)
+                # The key names the run once the history has it (a retry reads it there)
+                # and before its approvals are saved: a retry on another server finds
+                # the run whenever this one dies after a person could be asked.
+                self.ws.remember(
+                    result, code, owner, values=values, recorded=partial(settle, result)
+                )
             else:
                 self.ws.runner.store_now(values)
-            if held is not None:  # after the history has it: a retry reads it there
-                try:
-                    held.settle(result)
-                except Exception as exc:
-                    self.ws.warnings.append(f"could not record the idempotency key: {exc}")
+                settle(None)
 
         try:
             result = await asyncio.shield(job)

@@ -133,27 +133,16 @@ class Workspace:
         MCP server names an idempotency key's run there, so a retry finds the run
         whenever this process dies after a person could be asked."""
         written = not values
+        store, host = self.store, self.host.name
         try:
             try:
-                record_run(
-                    self.store,
-                    result,
-                    source=source,
-                    host=self.host.name,
-                    owner=owner,
-                    values=values,
-                )
+                record_run(store, result, source=source, host=host, owner=owner, values=values)
                 written = True
             finally:
                 if recorded is not None:
                     recorded()
             save_interrupted(
-                self.store,
-                result,
-                source=source,
-                host=self.host.name,
-                owner=owner,
-                resume_by=self.executor_id,
+                store, result, source=source, host=host, owner=owner, resume_by=self.executor_id
             )
         except Exception as exc:  # the history is a convenience: never lose the result over it
             self.warnings.append(f"could not record the run in {self.store.location}: {exc}")
